@@ -1,0 +1,87 @@
+"""The command table: the one argv dispatch shared by gRPC, replication, the AOF and RESP.
+
+Each entry gives the handler, Redis's arity (negative = at least |n| words, name included;
+for subcommands the container counts) and whether the command writes. Arity is checked here,
+before the handler runs, with Redis's error text; unknown commands and subcommands get
+Redis's texts too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..context import Ctx
+from ..errors import unknown_command, unknown_subcommand, wrong_arity
+from ..reply import Reply
+from . import add_trim, delete, info, keys, read
+
+Handler = Callable[[Ctx], Reply]
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    fullname: str  # lower case, `container|sub` for subcommands
+    handler: Handler
+    arity: int
+    write: bool
+
+    def arity_ok(self, argc: int) -> bool:
+        return argc == self.arity if self.arity >= 0 else argc >= -self.arity
+
+
+def _cmd(name: str, handler: Handler, arity: int, write: bool) -> tuple[bytes, Command]:
+    """A table entry keyed by the (sub)command word, e.g. b"stream" for `xinfo|stream`."""
+    return name.rpartition("|")[2].encode(), Command(name, handler, arity, write)
+
+
+COMMANDS: dict[bytes, Command] = dict(
+    [
+        _cmd("xadd", add_trim.xadd, -5, True),
+        _cmd("xtrim", add_trim.xtrim, -4, True),
+        _cmd("xdel", delete.xdel, -3, True),
+        _cmd("xsetid", delete.xsetid, -3, True),
+        _cmd("xlen", read.xlen, 2, False),
+        _cmd("xrange", read.xrange, -4, False),
+        _cmd("xrevrange", read.xrevrange, -4, False),
+        _cmd("xread", read.xread, -4, False),
+        _cmd("del", keys.delete, -2, True),
+        _cmd("exists", keys.exists, -2, False),
+        _cmd("type", keys.type_, 2, False),
+        _cmd("keys", keys.keys, 2, False),
+        _cmd("scan", keys.scan, -2, False),
+        _cmd("flushall", keys.flushall, -1, True),
+        _cmd("set", keys.set_, -3, True),
+        _cmd("get", keys.get, 2, False),
+    ]
+)
+
+SUBCOMMANDS: dict[bytes, dict[bytes, Command]] = {
+    b"xinfo": dict(
+        [
+            _cmd("xinfo|stream", info.xinfo_stream, -3, False),
+            _cmd("xinfo|help", info.xinfo_help, 2, False),
+        ]
+    ),
+    b"memory": dict([_cmd("memory|usage", keys.memory, -3, False)]),
+}
+
+
+def lookup(argv: list[bytes]) -> Command:
+    """The command for argv, arity checked; raises Redis's unknown/arity errors."""
+    if not argv:
+        raise unknown_command([b""])
+    name = argv[0].lower()
+    cmd = COMMANDS.get(name)
+    if cmd is None:
+        subs = SUBCOMMANDS.get(name)
+        if subs is None:
+            raise unknown_command(argv)
+        if len(argv) < 2:
+            raise wrong_arity(name.decode())
+        cmd = subs.get(argv[1].lower())
+        if cmd is None:
+            raise unknown_subcommand(argv[0], argv[1])
+    if not cmd.arity_ok(len(argv)):
+        raise wrong_arity(cmd.fullname)
+    return cmd

@@ -1,0 +1,209 @@
+"""XADD and XTRIM: the shared option parser, appends, trims and their effects.
+
+Parsing mirrors streamParseAddOrTrimArgsOrReply: options in any order up to the ID (XADD) or the
+end (XTRIM); a bare `*` ends XADD's options at once.
+
+Effects. XADD ships `XADD key [policy] [MAXLEN|MINID = t] <concrete id> field value ...`:
+`*` and `<ms>-*` become the generated ID; a trim part is kept only if it removed something and
+is always exact. `MAXLEN ~` becomes `MAXLEN = <length after>`. `MINID ~` becomes, for KEEPREF,
+`MINID = <first ID of the first remaining node, tombstones included>` as Redis does (MAX-MAX
+when the stream is empty); for DELREF/ACKED it becomes `MINID = min(threshold, first ID of the
+node a LIMIT stop left untouched)`, which removes exactly what the primary removed (Redis ships
+the KEEPREF form there and its replicas diverge, propagation.md B1). LIMIT is never shipped:
+replayed trims are exact and unlimited. XTRIM ships `XTRIM key MAXLEN|MINID = t [policy]`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..context import Argv, Ctx
+from ..errors import StreamError, syntax_error, wrong_arity
+from ..ids import MAX_ID, StreamID, next_auto_id, parse_id, parse_strict
+from ..reply import Reply
+from ..stream import LISTPACK_MAX_SIZE, Policy, Stream
+from .args import parse_ll, word
+
+_POLICIES: dict[bytes, Policy] = {b"keepref": "KEEPREF", b"delref": "DELREF", b"acked": "ACKED"}
+
+
+@dataclass(slots=True)
+class AddTrimArgs:
+    maxlen: int | None = None
+    minid: StreamID | None = None
+    approx: bool = False
+    limit: int = 0
+    limit_given: bool = False
+    policy: Policy = "KEEPREF"
+    policy_given: bool = False
+    nomkstream: bool = False
+    entry_id: StreamID | None = None  # None for `*`
+    seq_given: bool = True
+    next_index: int = 0  # XADD: index of the ID argument
+
+    @property
+    def trims(self) -> bool:
+        return self.maxlen is not None or self.minid is not None
+
+
+def parse_add_trim(ctx: Ctx, xadd: bool) -> AddTrimArgs:
+    argv = ctx.argv
+    a = AddTrimArgs()
+    i = 2
+    argc = len(argv)
+    while i < argc:
+        more = argc - 1 - i
+        opt = argv[i]
+        w = word(opt)
+        if xadd and opt == b"*":
+            break
+        if w in (b"maxlen", b"minid") and more:
+            if a.trims:
+                raise StreamError(
+                    "syntax error, MAXLEN and MINID options at the same time are not compatible"
+                )
+            if more >= 2 and argv[i + 1] in (b"~", b"="):
+                a.approx = argv[i + 1] == b"~"
+                i += 1
+            if w == b"maxlen":
+                maxlen = parse_ll(argv[i + 1])
+                if maxlen < 0:
+                    raise StreamError("The MAXLEN argument must be >= 0.")
+                a.maxlen = maxlen
+            else:
+                a.minid = parse_strict(argv[i + 1])
+            i += 1
+        elif w == b"limit" and more:
+            a.limit = parse_ll(argv[i + 1])
+            if a.limit < 0:
+                raise StreamError("The LIMIT argument must be >= 0.")
+            a.limit_given = True
+            i += 1
+        elif w in _POLICIES and not a.policy_given:
+            a.policy = _POLICIES[w]
+            a.policy_given = True
+        elif xadd and w == b"nomkstream":
+            a.nomkstream = True
+        elif xadd:
+            a.entry_id, a.seq_given = parse_id(opt, strict=True, allow_auto_seq=True)
+            break
+        else:
+            raise syntax_error()
+        i += 1
+    a.next_index = i
+    _settle_limit(ctx, a, xadd)
+    return a
+
+
+def _settle_limit(ctx: Ctx, a: AddTrimArgs, xadd: bool) -> None:
+    if a.limit and not a.trims:
+        raise StreamError(
+            "syntax error, LIMIT cannot be used without specifying a trimming strategy"
+        )
+    if not xadd and not a.trims:
+        raise StreamError("syntax error, XTRIM must be called with a trimming strategy")
+    if ctx.replicated:
+        a.limit = 0
+    elif a.limit_given:
+        if not a.approx:
+            raise StreamError("syntax error, LIMIT cannot be used without the special ~ option")
+    elif a.approx:
+        limit = 100 * ctx.config.node_max_entries
+        a.limit = 10000 if limit <= 0 else min(limit, 1000000)
+    else:
+        a.limit = 0
+
+
+def xadd(ctx: Ctx) -> Reply:
+    argv = ctx.argv
+    a = parse_add_trim(ctx, xadd=True)
+    fpos = a.next_index + 1
+    nfv = len(argv) - fpos
+    if nfv < 2 or nfv % 2:
+        raise wrong_arity("xadd")
+    if a.entry_id is not None and a.seq_given and a.entry_id == (0, 0):
+        raise StreamError("The ID specified in XADD must be greater than 0-0")
+    fields = argv[fpos::2]
+    values = argv[fpos + 1 :: 2]
+    key = argv[1]
+    s = ctx.keyspace.stream(key)
+    if s is None and a.nomkstream:
+        return None
+    if sum(map(len, argv[fpos:])) > LISTPACK_MAX_SIZE:
+        raise StreamError("Elements are too large to be stored")
+    last = s.last_id if s is not None else StreamID(0, 0)
+    entry_id = _choose_id(a, last, ctx.now_ms)
+    if s is None:
+        s = ctx.keyspace.stream_or_create(key)
+    cfg = ctx.config
+    s.append(entry_id, fields, values, cfg.node_max_bytes, cfg.node_max_entries)
+    ctx.signal(key)
+    trim = _trim(s, a) if a.trims else None
+    effect: Argv = [b"XADD", key]
+    if a.policy != "KEEPREF":
+        effect.append(a.policy.encode())
+    if trim is not None:
+        effect += trim
+    effect.append(entry_id.encode())
+    effect += argv[fpos:]
+    ctx.propagate(effect)
+    return entry_id.encode()
+
+
+def _choose_id(a: AddTrimArgs, last: StreamID, now_ms: int) -> StreamID:
+    if last == MAX_ID:
+        raise StreamError("The stream has exhausted the last possible ID, unable to add more items")
+    smaller = StreamError(
+        "The ID specified in XADD is equal or smaller than the target stream top item"
+    )
+    if a.entry_id is None:
+        auto = next_auto_id(last, now_ms)
+        assert auto is not None
+        return auto
+    if a.seq_given:
+        if a.entry_id <= last:
+            raise smaller
+        return a.entry_id
+    ms = a.entry_id.ms
+    if ms == last.ms:
+        if last.seq == (1 << 64) - 1:
+            raise smaller
+        return StreamID(ms, last.seq + 1)
+    if ms < last.ms:
+        raise smaller
+    return StreamID(ms, 0)
+
+
+def _trim(s: Stream, a: AddTrimArgs) -> Argv | None:
+    """Run the trim; return the exact `MAXLEN|MINID = t` words to ship, or None if no-op."""
+    removed, stop_first = s.trim(a.maxlen, a.minid, a.approx, a.limit, a.policy)
+    if not removed:
+        return None
+    if a.maxlen is not None:
+        threshold = a.maxlen if not a.approx else s.length
+        return [b"MAXLEN", b"=", b"%d" % threshold]
+    assert a.minid is not None
+    if not a.approx:
+        minid = a.minid
+    elif a.policy == "KEEPREF":
+        minid = s.edge_id(first=True, skip_tombstones=False)
+    else:
+        minid = a.minid if stop_first is None else min(a.minid, stop_first)
+    return [b"MINID", b"=", minid.encode()]
+
+
+def xtrim(ctx: Ctx) -> Reply:
+    a = parse_add_trim(ctx, xadd=False)
+    key = ctx.argv[1]
+    s = ctx.keyspace.stream(key)
+    if s is None:
+        return 0
+    before = s.length
+    trim = _trim(s, a)
+    if trim is None:
+        return 0
+    effect: Argv = [b"XTRIM", key, *trim]
+    if a.policy != "KEEPREF":
+        effect.append(a.policy.encode())
+    ctx.propagate(effect)
+    return before - s.length

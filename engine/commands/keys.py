@@ -1,0 +1,159 @@
+"""The small keyspace: DEL, EXISTS, TYPE, KEYS, SCAN, FLUSHALL, MEMORY USAGE, and SET/GET.
+
+SCAN's cursor is a position in the order of a fixed 63-bit hash of each key (never 0), so a
+key present for the whole scan is returned at least once whatever is added or removed
+meanwhile, as Redis guarantees; a cursor never splits keys sharing a hash. SET takes only
+`SET key value` (no options: anything more is a syntax error); strings exist so that WRONGTYPE
+is real.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from .. import glob
+from ..context import Ctx
+from ..errors import StreamError, syntax_error, wrong_type
+from ..keyspace import type_name
+from ..reply import OK, Reply, Status
+from ..stream import Stream
+from .args import parse_ll, word
+
+_UINT64_MAX = (1 << 64) - 1
+
+
+def delete(ctx: Ctx) -> Reply:
+    gone = [k for k in dict.fromkeys(ctx.argv[1:]) if ctx.keyspace.delete(k)]
+    if gone:
+        ctx.propagate([b"DEL", *gone])
+        for k in gone:
+            ctx.signal(k)
+    return len(gone)
+
+
+def exists(ctx: Ctx) -> Reply:
+    return sum(1 for k in ctx.argv[1:] if k in ctx.keyspace)
+
+
+def type_(ctx: Ctx) -> Reply:
+    return Status(type_name(ctx.keyspace.get(ctx.argv[1])))
+
+
+def keys(ctx: Ctx) -> Reply:
+    pattern = ctx.argv[1]
+    everything = pattern == b"*"
+    return [k for k in ctx.keyspace if everything or glob.match(pattern, k)]
+
+
+def flushall(ctx: Ctx) -> Reply:
+    if len(ctx.argv) > 2 or (len(ctx.argv) == 2 and word(ctx.argv[1]) not in (b"async", b"sync")):
+        raise syntax_error()
+    if len(ctx.keyspace):
+        for k in list(ctx.keyspace):
+            ctx.signal(k)
+        ctx.keyspace.clear()
+    ctx.propagate([b"FLUSHALL"])
+    return OK
+
+
+def scan_hash(key: bytes) -> int:
+    h = int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") >> 1
+    return h or 1
+
+
+def scan(ctx: Ctx) -> Reply:
+    argv = ctx.argv
+    cursor = _parse_cursor(argv[1])
+    count = 10
+    pattern: bytes | None = None
+    want_type: str | None = None
+    i = 2
+    while i < len(argv):
+        w = word(argv[i])
+        if i + 1 >= len(argv):
+            raise syntax_error()
+        if w == b"count":
+            count = parse_ll(argv[i + 1])
+            if count < 1:
+                raise syntax_error()
+        elif w == b"match":
+            pattern = argv[i + 1]
+        elif w == b"type":
+            want_type = argv[i + 1].decode("utf-8", "replace").lower()
+        else:
+            raise syntax_error()
+        i += 2
+    order = sorted((scan_hash(k), k) for k in ctx.keyspace)
+    start = _bisect(order, cursor)
+    page = order[start : start + count]
+    end = start + len(page)
+    while end < len(order) and page and order[end][0] == page[-1][0]:
+        page.append(order[end])
+        end += 1
+    next_cursor = order[end][0] if end < len(order) else 0
+    found = []
+    for _, k in page:
+        if pattern is not None and not glob.match(pattern, k):
+            continue
+        if want_type is not None and type_name(ctx.keyspace.get(k)) != want_type:
+            continue
+        found.append(k)
+    return [b"%d" % next_cursor, found]  # type: ignore[list-item]
+
+
+def _bisect(order: list[tuple[int, bytes]], cursor: int) -> int:
+    lo, hi = 0, len(order)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if order[mid][0] < cursor:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _parse_cursor(arg: bytes) -> int:
+    if not arg.isdigit() or int(arg) > _UINT64_MAX:
+        raise StreamError("invalid cursor")
+    return int(arg)
+
+
+def set_(ctx: Ctx) -> Reply:
+    if len(ctx.argv) != 3:
+        raise syntax_error()
+    ctx.keyspace.set(ctx.argv[1], ctx.argv[2])
+    ctx.propagate(list(ctx.argv))
+    return OK
+
+
+def get(ctx: Ctx) -> Reply:
+    v = ctx.keyspace.get(ctx.argv[1])
+    if v is None or isinstance(v, bytes):
+        return v
+    raise wrong_type()
+
+
+ROBJ_OVERHEAD = 16  # Redis object header
+STREAM_OVERHEAD = 96  # stream struct plus its rax struct, 64-bit
+
+
+def memory_usage(key: bytes, value: Stream | bytes) -> int:
+    """MEMORY USAGE: object header, key, and for a stream its listpack bytes plus rax nodes."""
+    size = ROBJ_OVERHEAD + len(key) + 3
+    if isinstance(value, bytes):
+        return size + len(value) + 3
+    return size + STREAM_OVERHEAD + sum(len(lp) for _, lp in value.nodes()) + value.rax.node_bytes()
+
+
+def memory(ctx: Ctx) -> Reply:
+    argv = ctx.argv
+    if word(argv[1]) != b"usage":
+        raise StreamError(
+            f"unknown subcommand '{argv[1].decode('utf-8', 'replace')}'. Try MEMORY HELP."
+        )
+    if len(argv) not in (3, 5) or (len(argv) == 5 and word(argv[3]) != b"samples"):
+        raise syntax_error()
+    if len(argv) == 5:
+        parse_ll(argv[4])
+    v = ctx.keyspace.get(argv[2])
+    return None if v is None else memory_usage(argv[2], v)

@@ -1,0 +1,65 @@
+"""What one command execution sees and produces.
+
+A handler gets a `Ctx`: the argv, the caller's `now_ms`, whether it is replaying shipped
+effects (`replicated`, Redis's "must obey client": no clock, LIMIT ignored), the keyspace and
+config. It returns its reply and records, through the context:
+
+* `effects`: deterministic argvs that reproduce its changes on another engine; none when
+  nothing changed (so read-only commands never produce any);
+* `signaled`: keys whose waiters (blocked XREAD/XREADGROUP) should retry;
+* `block`: for a read that found nothing and may wait, what to wait on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .keyspace import Keyspace
+from .reply import Reply
+
+Argv = list[bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    node_max_bytes: int = 4096  # stream-node-max-bytes; 0 = no limit (capped at 1 GiB)
+    node_max_entries: int = 100  # stream-node-max-entries; 0 = no limit
+
+
+@dataclass(slots=True)
+class BlockSpec:
+    """A read that may wait: re-execute `argv` when any of `keys` is signaled.
+
+    `deadline_ms` is absolute (0 = wait forever); at the deadline the reply is NULL_ARRAY.
+    `argv` is the command with `$` already resolved to concrete IDs, as Redis rewrites it.
+    """
+
+    keys: list[bytes]
+    deadline_ms: int
+    argv: Argv
+
+
+@dataclass(slots=True)
+class Result:
+    reply: Reply
+    effects: list[Argv] = field(default_factory=list)
+    signaled: list[bytes] = field(default_factory=list)
+    block: BlockSpec | None = None
+
+
+@dataclass(slots=True)
+class Ctx:
+    argv: Argv
+    now_ms: int
+    replicated: bool
+    keyspace: Keyspace
+    config: EngineConfig
+    effects: list[Argv] = field(default_factory=list)
+    signaled: list[bytes] = field(default_factory=list)
+    block: BlockSpec | None = None
+
+    def propagate(self, argv: Argv) -> None:
+        self.effects.append(argv)
+
+    def signal(self, key: bytes) -> None:
+        self.signaled.append(key)

@@ -1,0 +1,34 @@
+"""The engine: a keyspace of streams behind one argv entry point.
+
+    Engine.execute(argv, now_ms)  -> Result(reply, effects, signaled, block)
+    Engine.apply(effect)          -> replays a shipped effect (no clock, LIMIT ignored)
+
+`execute` is all-or-nothing: a command either succeeds, or raises StreamError and changes
+nothing. Effects are deterministic argvs: applying them, in order, to another engine (whatever
+its node limits) reproduces this engine's logical state, which `digest()` compares.
+"""
+
+from __future__ import annotations
+
+from . import commands
+from .context import Argv, Ctx, EngineConfig, Result
+from .keyspace import Keyspace
+
+
+class Engine:
+    def __init__(self, config: EngineConfig | None = None) -> None:
+        self.config = config or EngineConfig()
+        self.keyspace = Keyspace()
+
+    def execute(self, argv: Argv, now_ms: int = 0, *, replicated: bool = False) -> Result:
+        cmd = commands.lookup(argv)
+        ctx = Ctx(argv, now_ms, replicated, self.keyspace, self.config)
+        reply = cmd.handler(ctx)
+        return Result(reply, ctx.effects, ctx.signaled, ctx.block)
+
+    def apply(self, effect: Argv) -> Result:
+        """Replay one effect shipped by another engine."""
+        return self.execute(effect, 0, replicated=True)
+
+    def is_write(self, argv: Argv) -> bool:
+        return commands.lookup(argv).write

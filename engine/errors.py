@@ -1,0 +1,92 @@
+"""The engine's one error hierarchy.
+
+Every user-visible failure of a command is a `StreamError` carrying Redis's exact error line:
+a prefix (ERR, WRONGTYPE, NOGROUP, BUSYGROUP, ...) and the message text. Servers map it once, at
+their edge (a gRPC status, a RESP `-` line). Anything else escaping the engine is a bug; broken
+internal invariants are `assert`s. `SnapshotError` is the one non-command failure: a snapshot
+that is corrupt, truncated or of an unknown version.
+"""
+
+from __future__ import annotations
+
+
+class EngineError(Exception):
+    """Base of everything the engine raises on purpose."""
+
+
+class StreamError(EngineError):
+    """A command failed; `line` is the exact Redis error reply (without the leading `-`)."""
+
+    def __init__(self, message: str, prefix: str = "ERR") -> None:
+        super().__init__(f"{prefix} {message}")
+        self.prefix = prefix
+        self.message = message
+
+    @property
+    def line(self) -> str:
+        return f"{self.prefix} {self.message}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StreamError) and other.line == self.line
+
+    def __hash__(self) -> int:
+        return hash(self.line)
+
+
+class SnapshotError(EngineError):
+    """A snapshot could not be restored; nothing was changed."""
+
+
+# Redis's own texts, shared by several commands. One definition each.
+SYNTAX = "syntax error"
+NOT_INTEGER = "value is not an integer or out of range"
+INVALID_ID = "Invalid stream ID specified as stream command argument"
+NO_SUCH_KEY = "no such key"
+
+
+def syntax_error() -> StreamError:
+    return StreamError(SYNTAX)
+
+
+def not_integer() -> StreamError:
+    return StreamError(NOT_INTEGER)
+
+
+def invalid_id() -> StreamError:
+    return StreamError(INVALID_ID)
+
+
+def wrong_type() -> StreamError:
+    return StreamError("Operation against a key holding the wrong kind of value", "WRONGTYPE")
+
+
+def wrong_arity(fullname: str) -> StreamError:
+    return StreamError(f"wrong number of arguments for '{fullname}' command")
+
+
+def _text(b: bytes) -> str:
+    # Error lines are single lines: Redis replaces CR/LF with spaces.
+    return b.decode("utf-8", "replace").replace("\r", " ").replace("\n", " ")
+
+
+def unknown_command(argv: list[bytes]) -> StreamError:
+    args = ""
+    for a in argv[1:]:
+        if len(args) >= 128:
+            break
+        args += f"'{_text(a)[: 128 - len(args)]}' "
+    name = _text(argv[0])[:128] if argv else ""
+    return StreamError(f"unknown command '{name}', with args beginning with: {args}")
+
+
+def unknown_subcommand(container: bytes, sub: bytes) -> StreamError:
+    return StreamError(
+        f"unknown subcommand '{_text(sub)[:128]}'. Try {_text(container).upper()} HELP."
+    )
+
+
+def bad_subcommand_args(container: str, sub: bytes) -> StreamError:
+    return StreamError(
+        f"unknown subcommand or wrong number of arguments for '{_text(sub)[:128]}'. "
+        f"Try {container} HELP."
+    )

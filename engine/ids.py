@@ -1,0 +1,173 @@
+"""Stream IDs: two unsigned 64-bit integers, `<ms>-<seq>`, ordered as (ms, seq).
+
+Parsing follows Redis's `streamGenericParseIDOrReply` to the byte, quirks included:
+
+* an argument longer than 127 bytes is invalid; parsing stops at the first NUL byte (C strings);
+* `-` is 0-0 and `+` is UINT64_MAX-UINT64_MAX, except in strict contexts (XADD, XDEL, ...);
+* `<ms>` alone takes a caller-chosen sequence (0 for start bounds, UINT64_MAX for end bounds);
+* `<ms>-*` (XADD only) asks for an automatic sequence;
+* each number goes through `string2ull`: a canonical signed 64-bit parse first, then a
+  `strtoull` fallback that accepts leading whitespace and a sign (`+5`, ` 5`, `05`, and even
+  `-1` wrapping to UINT64_MAX when the canonical parse failed, e.g. `-01`).
+
+The rax key of an ID is its 16-byte big-endian encoding, so byte order equals ID order.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import NamedTuple
+
+from .errors import StreamError, invalid_id
+
+UINT64_MAX = (1 << 64) - 1
+INT64_MAX = (1 << 63) - 1
+INT64_MIN = -(1 << 63)
+_KEY = struct.Struct(">QQ")
+_SPACES = b" \t\n\v\f\r"
+
+
+class StreamID(NamedTuple):
+    ms: int  # milliseconds part, 0..UINT64_MAX
+    seq: int  # sequence part, 0..UINT64_MAX
+
+    def __str__(self) -> str:
+        return f"{self.ms}-{self.seq}"
+
+    def encode(self) -> bytes:
+        """The ID as Redis prints it, `<ms>-<seq>`."""
+        return b"%d-%d" % (self.ms, self.seq)
+
+    def key(self) -> bytes:
+        """The 16-byte big-endian rax key."""
+        return _KEY.pack(self.ms, self.seq)
+
+    @classmethod
+    def from_key(cls, key: bytes) -> StreamID:
+        ms, seq = _KEY.unpack(key)
+        return cls(ms, seq)
+
+    def incr(self) -> StreamID | None:
+        """The next ID, or None past the maximum (Redis's streamIncrID)."""
+        if self.seq < UINT64_MAX:
+            return StreamID(self.ms, self.seq + 1)
+        if self.ms < UINT64_MAX:
+            return StreamID(self.ms + 1, 0)
+        return None
+
+    def decr(self) -> StreamID | None:
+        """The previous ID, or None below 0-0 (Redis's streamDecrID)."""
+        if self.seq > 0:
+            return StreamID(self.ms, self.seq - 1)
+        if self.ms > 0:
+            return StreamID(self.ms - 1, UINT64_MAX)
+        return None
+
+
+MIN_ID = StreamID(0, 0)
+MAX_ID = StreamID(UINT64_MAX, UINT64_MAX)
+
+
+def string2ll(s: bytes) -> int | None:
+    """Redis's canonical signed 64-bit parse: `0`, or `-?[1-9][0-9]*` within int64."""
+    n = len(s)
+    if n == 0 or n > 20:
+        return None
+    if n == 1 and s == b"0":
+        return 0
+    digits = s[1:] if s[0] == 45 else s  # '-'
+    if not digits or not digits.isdigit() or digits[0] == 48:
+        return None
+    v = int(digits)
+    if s[0] == 45:
+        v = -v
+        return v if v >= INT64_MIN else None
+    return v if v <= INT64_MAX else None
+
+
+def _strtoull(s: bytes) -> int | None:
+    """glibc strtoull(s, &end, 10) accepted only if it consumed all of a non-empty `s`."""
+    i = 0
+    n = len(s)
+    while i < n and s[i] in _SPACES:
+        i += 1
+    neg = False
+    if i < n and s[i] in b"+-":
+        neg = s[i] == 45
+        i += 1
+    digits = s[i:]
+    if not digits or not digits.isdigit():
+        return None
+    v = int(digits)
+    if v > UINT64_MAX:
+        return None  # ERANGE
+    return (-v) & UINT64_MAX if neg else v
+
+
+def string2ull(s: bytes) -> int | None:
+    ll = string2ll(s)
+    if ll is not None:
+        return ll if ll >= 0 else None
+    return _strtoull(s)
+
+
+def parse_id(
+    arg: bytes, *, strict: bool = False, missing_seq: int = 0, allow_auto_seq: bool = False
+) -> tuple[StreamID, bool]:
+    """Parse an ID argument. Returns (id, seq_given); seq_given is False only for `<ms>-*`.
+
+    Raises the invalid-ID error for anything Redis rejects.
+    """
+    if len(arg) > 127:
+        raise invalid_id()
+    nul = arg.find(b"\0")
+    if nul >= 0:
+        arg = arg[:nul]
+    if arg == b"-":
+        if strict:
+            raise invalid_id()
+        return MIN_ID, True
+    if arg == b"+":
+        if strict:
+            raise invalid_id()
+        return MAX_ID, True
+    ms_part, dash, seq_part = arg.partition(b"-")
+    ms = string2ull(ms_part)
+    if ms is None:
+        raise invalid_id()
+    if not dash:
+        return StreamID(ms, missing_seq), True
+    if allow_auto_seq and seq_part == b"*":
+        return StreamID(ms, 0), False
+    seq = string2ull(seq_part)
+    if seq is None:
+        raise invalid_id()
+    return StreamID(ms, seq), True
+
+
+def parse_strict(arg: bytes, missing_seq: int = 0) -> StreamID:
+    return parse_id(arg, strict=True, missing_seq=missing_seq)[0]
+
+
+def parse_loose(arg: bytes, missing_seq: int = 0) -> StreamID:
+    return parse_id(arg, missing_seq=missing_seq)[0]
+
+
+def parse_interval(arg: bytes, *, start: bool) -> StreamID:
+    """A range bound: `-`, `+`, an ID, `<ms>`, or an exclusive `(id` (XRANGE, XPENDING, ...)."""
+    missing_seq = 0 if start else UINT64_MAX
+    if len(arg) > 1 and arg[0] == 40:  # '('
+        bound = parse_strict(arg[1:], missing_seq)
+        moved = bound.incr() if start else bound.decr()
+        if moved is None:
+            which = "start" if start else "end"
+            raise StreamError(f"invalid {which} ID for the interval")
+        return moved
+    return parse_loose(arg, missing_seq)
+
+
+def next_auto_id(last_id: StreamID, now_ms: int) -> StreamID | None:
+    """The ID `*` yields: the clock if ahead of last_id, else last_id + 1 (None if exhausted)."""
+    if now_ms > last_id.ms:
+        return StreamID(now_ms, 0)
+    return last_id.incr()

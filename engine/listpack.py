@@ -1,0 +1,343 @@
+"""listpack: Redis's compact list of strings and integers, in a `bytearray`.
+
+    <total-bytes:u32le> <num-elements:u16le> <element> ... <element> <end:0xFF>
+
+Every element is `<encoding-type+data> <backlen>`. The backlen holds the length of the
+encoding+data part in 1..5 bytes, written so that it can be read right to left: the byte nearest
+the next element carries the lowest 7 bits, and every byte but the leftmost has its high bit set.
+That is what lets a stream node be walked from its end.
+
+    encoding byte   element                         range / length
+    0xxxxxxx        7-bit unsigned int              0..127
+    10xxxxxx        6-bit length string             len < 64
+    110xxxxx yyyy   13-bit signed int               -4096..4095
+    1110xxxx yyyy   12-bit length string            len < 4096
+    11110000 <u32>  32-bit length string            anything longer
+    0xF1 / F2 / F3 / F4   16 / 24 / 32 / 64-bit signed int, little endian
+    0xFF            end of listpack
+
+A string that is the canonical decimal form of an int64 (`0`, `-5`, `42`; not `05`, `+5`, `-0`)
+is stored as an integer, as Redis's lpAppend does, so node byte sizes match Redis's exactly.
+Decoding gives back `int` for integer elements; callers that need the string form format it
+with `b"%d"`, which reproduces the original bytes because only canonical forms are converted.
+
+The element count saturates at 65535 ("unknown"), as in Redis; counts never shrink here
+because stream nodes only append or replace elements.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable
+
+HEADER_SIZE = 6
+EOF_BYTE = 0xFF
+NUMELE_UNKNOWN = 65535
+_INT64_MIN = -(1 << 63)
+_INT64_MAX = (1 << 63) - 1
+_U32 = struct.Struct("<I")
+_U16 = struct.Struct("<H")
+_I16 = struct.Struct("<h")
+_I32 = struct.Struct("<i")
+_I64 = struct.Struct("<q")
+
+Element = int | bytes
+
+
+def _backlen(n: int) -> bytes:
+    if n <= 127:
+        return bytes((n,))
+    if n < 16383:
+        return bytes((n >> 7, (n & 127) | 128))
+    if n < 2097151:
+        return bytes((n >> 14, ((n >> 7) & 127) | 128, (n & 127) | 128))
+    if n < 268435455:
+        return bytes((n >> 21, ((n >> 14) & 127) | 128, ((n >> 7) & 127) | 128, (n & 127) | 128))
+    return bytes(
+        (
+            n >> 28,
+            ((n >> 21) & 127) | 128,
+            ((n >> 14) & 127) | 128,
+            ((n >> 7) & 127) | 128,
+            (n & 127) | 128,
+        )
+    )
+
+
+def backlen_size(n: int) -> int:
+    """Bytes taken by the backlen of an element whose encoding+data is `n` bytes."""
+    if n <= 127:
+        return 1
+    if n < 16383:
+        return 2
+    if n < 2097151:
+        return 3
+    if n < 268435455:
+        return 4
+    return 5
+
+
+def _encode_int_uncached(v: int) -> bytes:
+    if 0 <= v <= 127:
+        return bytes((v, 1))
+    if -4096 <= v <= 4095:
+        u = v & 0x1FFF
+        return bytes((0xC0 | (u >> 8), u & 0xFF, 2))
+    if -32768 <= v <= 32767:
+        return b"\xf1" + _I16.pack(v) + b"\x03"
+    if -8388608 <= v <= 8388607:
+        return b"\xf2" + _I32.pack(v)[:3] + b"\x04"
+    if -2147483648 <= v <= 2147483647:
+        return b"\xf3" + _I32.pack(v) + b"\x05"
+    return b"\xf4" + _I64.pack(v) + b"\x09"
+
+
+_SMALL_INTS = tuple(_encode_int_uncached(v) for v in range(-4096, 4096))
+
+
+def encode_int(v: int) -> bytes:
+    """One integer element, backlen included. `v` must fit in int64."""
+    if -4096 <= v <= 4095:
+        return _SMALL_INTS[v + 4096]
+    return _encode_int_uncached(v)
+
+
+def _as_int64(s: bytes) -> int | None:
+    """lpStringToInt64: the value if `s` is a canonical int64 decimal, else None."""
+    n = len(s)
+    if n == 0 or n > 20:
+        return None
+    if s.isdigit():
+        if s[0] == 48 and n > 1:
+            return None
+        v = int(s)
+        return v if v <= _INT64_MAX else None
+    if s[0] == 45 and n > 1:
+        d = s[1:]
+        if d.isdigit() and d[0] != 48:
+            v = -int(d)
+            return v if v >= _INT64_MIN else None
+    return None
+
+
+def encode_str(s: bytes) -> bytes:
+    """One element for `s` as lpAppend stores it: an integer if `s` is one, else a string."""
+    n = len(s)
+    if n <= 20 and n and (s[0] <= 57):  # digits and '-' sort below ':'
+        v = _as_int64(s)
+        if v is not None:
+            return encode_int(v)
+    if n < 64:
+        return bytes((0x80 | n,)) + s + bytes((n + 1,))
+    if n < 4096:
+        return bytes((0xE0 | (n >> 8), n & 0xFF)) + s + _backlen(n + 2)
+    return b"\xf0" + _U32.pack(n) + s + _backlen(n + 5)
+
+
+def encoded_size(s: bytes) -> int:
+    """len(encode_str(s)) without building it."""
+    return len(encode_str(s))
+
+
+def new() -> bytearray:
+    """An empty listpack: header and end byte."""
+    return bytearray(b"\x07\x00\x00\x00\x00\x00\xff")
+
+
+def total_bytes(lp: bytes | bytearray) -> int:
+    return int(_U32.unpack_from(lp, 0)[0])
+
+
+def num_elements_header(lp: bytes | bytearray) -> int:
+    return int(_U16.unpack_from(lp, 4)[0])
+
+
+def append(lp: bytearray, encoded: bytes, count: int) -> None:
+    """Append `count` already-encoded elements (their concatenation) before the end byte."""
+    lp[-1:] = encoded
+    lp.append(EOF_BYTE)
+    _U32.pack_into(lp, 0, len(lp))
+    n = _U16.unpack_from(lp, 4)[0]
+    if n != NUMELE_UNKNOWN:
+        n += count
+        _U16.pack_into(lp, 4, n if n < NUMELE_UNKNOWN else NUMELE_UNKNOWN)
+
+
+def replace(lp: bytearray, pos: int, encoded: bytes) -> int:
+    """Replace the element at `pos` by one encoded element; returns the size change."""
+    old = element_size(lp, pos)
+    if old == len(encoded):
+        lp[pos : pos + old] = encoded
+        return 0
+    lp[pos : pos + old] = encoded
+    _U32.pack_into(lp, 0, len(lp))
+    return len(encoded) - old
+
+
+def element_size(lp: bytes | bytearray, pos: int) -> int:
+    """Size of the element at `pos`, backlen included."""
+    b = lp[pos]
+    if b < 0x80:
+        return 2
+    if b < 0xC0:
+        n = 1 + (b & 0x3F)
+    elif b < 0xE0:
+        return 3
+    elif b < 0xF0:
+        n = 2 + (((b & 0x0F) << 8) | lp[pos + 1])
+    elif b == 0xF0:
+        n = 5 + _U32.unpack_from(lp, pos + 1)[0]
+    elif b == 0xF1:
+        return 4
+    elif b == 0xF2:
+        return 5
+    elif b == 0xF3:
+        return 6
+    elif b == 0xF4:
+        return 10
+    else:
+        raise ValueError(f"invalid listpack encoding byte 0x{b:02x} at {pos}")
+    return n + backlen_size(n)
+
+
+def get(lp: bytes | bytearray, pos: int) -> tuple[Element, int]:
+    """The element at `pos` and the position of the next one."""
+    b = lp[pos]
+    if b < 0x80:
+        return b, pos + 2
+    if b < 0xC0:
+        end = pos + 1 + (b & 0x3F)
+        return bytes(lp[pos + 1 : end]), end + 1
+    if b < 0xE0:
+        u = ((b & 0x1F) << 8) | lp[pos + 1]
+        return (u - 8192 if u >= 4096 else u), pos + 3
+    if b < 0xF0:
+        n = ((b & 0x0F) << 8) | lp[pos + 1]
+        end = pos + 2 + n
+        return bytes(lp[pos + 2 : end]), end + backlen_size(n + 2)
+    if b == 0xF0:
+        n = _U32.unpack_from(lp, pos + 1)[0]
+        end = pos + 5 + n
+        return bytes(lp[pos + 5 : end]), end + backlen_size(n + 5)
+    if b == 0xF1:
+        return _I16.unpack_from(lp, pos + 1)[0], pos + 4
+    if b == 0xF2:
+        v = int.from_bytes(lp[pos + 1 : pos + 4], "little", signed=True)
+        return v, pos + 5
+    if b == 0xF3:
+        return _I32.unpack_from(lp, pos + 1)[0], pos + 6
+    if b == 0xF4:
+        return _I64.unpack_from(lp, pos + 1)[0], pos + 10
+    raise ValueError(f"invalid listpack encoding byte 0x{b:02x} at {pos}")
+
+
+def get_int(lp: bytes | bytearray, pos: int) -> int:
+    v, _ = get(lp, pos)
+    assert isinstance(v, int), "expected an integer element"
+    return v
+
+
+def decode_all(lp: bytes | bytearray, start: int = HEADER_SIZE) -> list[Element]:
+    """Every element from `start` to the end, in order. The hot path of range reads."""
+    out: list[Element] = []
+    push = out.append
+    pos = start
+    i16 = _I16.unpack_from
+    i32 = _I32.unpack_from
+    i64 = _I64.unpack_from
+    u32 = _U32.unpack_from
+    while True:
+        b = lp[pos]
+        if b < 0x80:
+            push(b)
+            pos += 2
+        elif b < 0xC0:
+            end = pos + 1 + (b & 0x3F)
+            push(bytes(lp[pos + 1 : end]))
+            pos = end + 1
+        elif b < 0xE0:
+            u = ((b & 0x1F) << 8) | lp[pos + 1]
+            push(u - 8192 if u >= 4096 else u)
+            pos += 3
+        elif b < 0xF0:
+            n = ((b & 0x0F) << 8) | lp[pos + 1]
+            end = pos + 2 + n
+            push(bytes(lp[pos + 2 : end]))
+            pos = end + (1 if n + 2 <= 127 else 2)
+        elif b == 0xFF:
+            return out
+        elif b == 0xF0:
+            n = u32(lp, pos + 1)[0]
+            end = pos + 5 + n
+            push(bytes(lp[pos + 5 : end]))
+            pos = end + backlen_size(n + 5)
+        elif b == 0xF1:
+            push(i16(lp, pos + 1)[0])
+            pos += 4
+        elif b == 0xF2:
+            push(int.from_bytes(lp[pos + 1 : pos + 4], "little", signed=True))
+            pos += 5
+        elif b == 0xF3:
+            push(i32(lp, pos + 1)[0])
+            pos += 6
+        elif b == 0xF4:
+            push(i64(lp, pos + 1)[0])
+            pos += 10
+        else:
+            raise ValueError(f"invalid listpack encoding byte 0x{b:02x} at {pos}")
+
+
+def prev(lp: bytes | bytearray, pos: int) -> int:
+    """Position of the element before the one at `pos` (or before the end byte)."""
+    p = pos - 1
+    n = 0
+    shift = 0
+    while True:
+        b = lp[p]
+        n |= (b & 127) << shift
+        if not b & 128:
+            break
+        shift += 7
+        p -= 1
+    return p - n
+
+
+def build(elements: Iterable[Element]) -> bytearray:
+    """A listpack holding `elements` (ints as integers, bytes as lpAppend stores them)."""
+    lp = new()
+    parts = [encode_int(e) if isinstance(e, int) else encode_str(e) for e in elements]
+    append(lp, b"".join(parts), len(parts))
+    return lp
+
+
+def validate(lp: bytes | bytearray) -> int:
+    """Check header, encodings and every backlen; returns the element count.
+
+    Raises ValueError describing the first inconsistency.
+    """
+    n = len(lp)
+    if n < HEADER_SIZE + 1:
+        raise ValueError("listpack shorter than its header")
+    if total_bytes(lp) != n:
+        raise ValueError(f"listpack total-bytes {total_bytes(lp)} != actual {n}")
+    if lp[-1] != EOF_BYTE:
+        raise ValueError("listpack does not end with 0xFF")
+    pos = HEADER_SIZE
+    count = 0
+    while pos < n - 1:
+        size = element_size(lp, pos)
+        end = pos + size
+        if end > n - 1:
+            raise ValueError(f"element at {pos} overruns the listpack")
+        if prev(lp, end) != pos:
+            raise ValueError(f"bad backlen for element at {pos}")
+        pos = end
+        count += 1
+    if pos != n - 1:
+        raise ValueError("listpack elements do not end at the end byte")
+    hdr = num_elements_header(lp)
+    if hdr not in (NUMELE_UNKNOWN, count):
+        raise ValueError(f"listpack element count {hdr} != actual {count}")
+    if hdr == NUMELE_UNKNOWN and count < NUMELE_UNKNOWN:
+        raise ValueError("listpack count saturated below 65535 elements")
+    return count

@@ -1,0 +1,367 @@
+"""A stream: a rax of listpack nodes (node.py) plus its metadata.
+
+    rax key (master ID, 16 bytes BE)        value
+    [ 1700000000000-0 ]  ------------------> listpack node (<= max-entries, < max-bytes)
+    [ 1700000000050-3 ]  ------------------> listpack node
+    ...                                      the tail node receives appends
+
+Metadata (Redis's names): `length` live entries; `last_id` the last ID ever generated;
+`first_id` the first live entry (0-0 when empty); `max_deleted_entry_id` the greatest ID
+removed by XDEL-like deletions (never by trims); `entries_added` every entry ever appended.
+
+Invariants (check_integrity verifies them): nodes are in ID order and never overlap; every
+node's counters match its entries; `length` is the sum of live counters; `first_id` is the
+first live entry. The tail cache (`_tail`) is derived state: the last node's key, listpack,
+master ID and master fields, dropped whenever any node is removed.
+
+Node limits are inputs to `append` only: replaying effects never depends on them, so engines
+with different limits reach the same entries and metadata with different layouts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Literal
+
+from . import listpack as lp_
+from . import node
+from .ids import MAX_ID, MIN_ID, StreamID
+from .rax import Rax
+
+LISTPACK_MAX_SIZE = 1 << 30  # STREAM_LISTPACK_MAX_SIZE: hard cap on one node
+_MASK64 = (1 << 64) - 1
+_SAME = node.FLAG_SAMEFIELDS
+_DELETED = node.FLAG_DELETED
+
+Entry = list[bytes]  # field, value, field, value, ...
+RangeItem = list[bytes | Entry]  # [id, [field, value, ...]] as XRANGE replies
+Policy = Literal["KEEPREF", "DELREF", "ACKED"]
+
+
+class Stream:
+    __slots__ = (
+        "_tail",
+        "cgroups",
+        "entries_added",
+        "first_id",
+        "idmp_duration",
+        "idmp_maxsize",
+        "iids_added",
+        "iids_duplicates",
+        "last_id",
+        "length",
+        "max_deleted_entry_id",
+        "rax",
+    )
+
+    def __init__(self) -> None:
+        self.rax: Rax[bytearray] = Rax()
+        self.length = 0  # live entries
+        self.last_id = MIN_ID  # last ID generated, 0-0 for a new stream
+        self.first_id = MIN_ID  # first live entry, 0-0 when empty
+        self.max_deleted_entry_id = MIN_ID  # greatest ID deleted by XDEL & co
+        self.entries_added = 0  # entries ever appended
+        self.cgroups: dict[bytes, object] = {}  # consumer groups by name (groups issue)
+        self.idmp_duration = 100  # IDMP window in seconds (stream-idmp-duration)
+        self.idmp_maxsize = 100  # IIDs kept per producer (stream-idmp-maxsize)
+        self.iids_added = 0  # IDMP appends accepted
+        self.iids_duplicates = 0  # IDMP appends answered from history
+        self._tail: tuple[bytes, bytearray, StreamID, tuple[bytes, ...]] | None = None
+
+    # -- appending -----------------------------------------------------------------------
+
+    def append(
+        self,
+        entry_id: StreamID,
+        fields: Sequence[bytes],
+        values: Sequence[bytes],
+        max_bytes: int = 4096,
+        max_entries: int = 100,
+    ) -> None:
+        """Append an entry whose ID the caller checked is > last_id."""
+        tail = self._tail
+        if tail is None and self.rax:
+            tail = self._load_tail()
+        if tail is not None:
+            key, lp, master_id, mfields = tail
+            limit = max_bytes if 0 < max_bytes <= LISTPACK_MAX_SIZE else LISTPACK_MAX_SIZE
+            if len(lp) + sum(map(len, fields)) + sum(map(len, values)) >= limit:
+                tail = None
+            else:
+                live, deleted, _ = node.counts(lp)
+                if max_entries and live + deleted >= max_entries:
+                    tail = None
+        if tail is None:
+            lp = node.create(entry_id, fields, values)
+            key = entry_id.key()
+            self.rax.insert(key, lp)
+            self._tail = (key, lp, entry_id, tuple(fields))
+        else:
+            same = len(fields) == len(mfields) and tuple(fields) == mfields
+            enc, n = node.encode_entry(entry_id, master_id, fields, values, same)
+            if live < 127:
+                lp[6] = live + 1  # the 7-bit count stays one byte
+            else:
+                lp_.replace(lp, 6, lp_.encode_int(live + 1))
+            lp_.append(lp, enc, n)
+        self.length += 1
+        self.entries_added += 1
+        self.last_id = entry_id
+        if self.length == 1:
+            self.first_id = entry_id
+
+    def _load_tail(self) -> tuple[bytes, bytearray, StreamID, tuple[bytes, ...]] | None:
+        last = self.rax.last()
+        if last is None:
+            return None
+        key, lp = last
+        self._tail = (key, lp, StreamID.from_key(key), node.master_fields(lp)[0])
+        return self._tail
+
+    # -- reading -------------------------------------------------------------------------
+
+    def range(
+        self, start: StreamID, end: StreamID, count: int = 0, rev: bool = False
+    ) -> list[RangeItem]:
+        """Live entries with start <= id <= end as XRANGE replies them; count 0 = all."""
+        out: list[RangeItem] = []
+        if start > end or not self.length:
+            return out
+        lo = start.ms << 64 | start.seq
+        hi = end.ms << 64 | end.seq
+        if not rev:
+            for key, lp in self._nodes_from(start):
+                master = StreamID.from_key(key)
+                if master > end or _collect(lp, master, lo, hi, out, count):
+                    break
+        else:
+            for key, lp in self._nodes_back_from(end):
+                tmp: list[RangeItem] = []
+                _collect(lp, StreamID.from_key(key), lo, hi, tmp, 0)
+                tmp.reverse()
+                room = count - len(out) if count else len(tmp)
+                out.extend(tmp[:room])
+                if (count and len(out) >= count) or StreamID.from_key(key) <= start:
+                    break
+        return out
+
+    def _nodes_from(self, start: StreamID) -> Iterator[tuple[bytes, bytearray]]:
+        """Nodes that may hold IDs >= start, in order (Redis's forward iterator seek)."""
+        it = self.rax.seek("<=", start.key()) if start != MIN_ID else self.rax.seek("^")
+        item = it.next()
+        if item is None:
+            it = self.rax.seek("^")
+            item = it.next()
+        while item is not None:
+            yield item
+            item = it.next()
+
+    def _nodes_back_from(self, end: StreamID) -> Iterator[tuple[bytes, bytearray]]:
+        it = self.rax.seek("<=", end.key()) if end != MAX_ID else self.rax.seek("$")
+        item = it.prev()
+        while item is not None:
+            yield item
+            item = it.prev()
+
+    def get(self, entry_id: StreamID) -> Entry | None:
+        """The fields of a live entry, or None."""
+        found = self.range(entry_id, entry_id, 1)
+        return found[0][1] if found else None  # type: ignore[return-value]
+
+    def edge_id(self, first: bool, skip_tombstones: bool = True) -> StreamID:
+        """First or last entry ID (MAX/MIN when there is none), as streamGetEdgeID."""
+        nodes = self.rax.items() if first else self.rax.reversed_items()
+        for key, lp in nodes:
+            entries = node.scan(lp, StreamID.from_key(key))
+            if not first:
+                entries.reverse()
+            for _, flags, eid in entries:
+                if not (skip_tombstones and flags & _DELETED):
+                    return eid
+        return MAX_ID if first else MIN_ID
+
+    def nodes(self) -> Iterator[tuple[bytes, bytearray]]:
+        return self.rax.items()
+
+    # -- deleting ------------------------------------------------------------------------
+
+    def delete(self, entry_id: StreamID) -> bool:
+        """Tombstone one live entry (XDEL); frees its node when it was the last live one."""
+        key = entry_id.key()
+        item = self.rax.seek("<=", key).next()
+        if item is None:
+            return False
+        nkey, lp = item
+        for pos, flags, eid in node.scan(lp, StreamID.from_key(nkey)):
+            if eid == entry_id:
+                if flags & _DELETED:
+                    return False
+                self._tombstone(nkey, lp, pos, flags)
+                return True
+            if eid > entry_id:
+                break
+        return False
+
+    def _tombstone(self, key: bytes, lp: bytearray, pos: int, flags: int) -> None:
+        live, deleted, _ = node.counts(lp)
+        if live == 1:
+            self._remove_node(key)
+        else:
+            node.mark_deleted(lp, pos, flags)
+            node.set_counts(lp, live - 1, deleted + 1)
+        self.length -= 1
+
+    def _remove_node(self, key: bytes) -> None:
+        self.rax.remove(key)
+        self._tail = None
+
+    def refresh_first_id(self) -> None:
+        self.first_id = self.edge_id(True) if self.length else MIN_ID
+
+    # -- trimming ------------------------------------------------------------------------
+
+    def trim(
+        self,
+        maxlen: int | None,
+        minid: StreamID | None,
+        approx: bool,
+        limit: int,
+        policy: Policy = "KEEPREF",
+        referenced: Callable[[StreamID], bool] | None = None,
+        on_delete: Callable[[StreamID], None] | None = None,
+    ) -> tuple[int, StreamID | None]:
+        """Trim from the head as streamTrim does. Returns (entries removed, stop-node first ID).
+
+        KEEPREF frees whole nodes while the rule allows; `approx` then stops, exact mode
+        tombstones entries of the next node. DELREF/ACKED visit entries one by one even when
+        approximate; ACKED keeps entries `referenced` says a group still needs. `limit`
+        (0 = none) stops before a node whose live entries would exceed it. The second result
+        is the first ID (tombstones included) of the node where a LIMIT stop happened.
+        """
+        if maxlen is None and minid is None:
+            return 0, None
+        removed = 0
+        it = self.rax.seek("^")
+        item = it.next()
+        while item is not None:
+            if maxlen is not None and self.length <= maxlen:
+                break
+            key, lp = item
+            master = StreamID.from_key(key)
+            live, _, _ = node.counts(lp)
+            if limit and removed + live > limit:
+                self._after_trim(removed)
+                return removed, node.first_id(lp, master)
+            if policy == "KEEPREF":
+                if maxlen is not None:
+                    whole = self.length - live >= maxlen
+                else:
+                    assert minid is not None
+                    whole = node.last_id(lp, master) < minid
+                if whole:
+                    self._remove_node(key)
+                    self.length -= live
+                    removed += live
+                    it = self.rax.seek(">=", key)
+                    item = it.next()
+                    continue
+                if approx:
+                    break
+            done, n, freed = self._trim_entries(
+                key, lp, master, maxlen, minid, policy, referenced, on_delete
+            )
+            removed += n
+            if done:
+                break
+            if freed:
+                it = self.rax.seek(">=", key)
+            item = it.next()
+        self._after_trim(removed)
+        return removed, None
+
+    def _trim_entries(
+        self,
+        key: bytes,
+        lp: bytearray,
+        master: StreamID,
+        maxlen: int | None,
+        minid: StreamID | None,
+        policy: Policy,
+        referenced: Callable[[StreamID], bool] | None,
+        on_delete: Callable[[StreamID], None] | None,
+    ) -> tuple[bool, int, bool]:
+        """Tombstone entries inside one node. Returns (trim finished, removed, node freed)."""
+        live, deleted, _ = node.counts(lp)
+        removed = 0
+        done = False
+        for pos, flags, eid in node.scan(lp, master):
+            if maxlen is not None:
+                if self.length <= maxlen:
+                    done = True
+                    break
+            else:
+                assert minid is not None
+                if eid >= minid:
+                    done = True
+                    break
+            if flags & _DELETED:
+                continue
+            if policy == "ACKED" and referenced is not None and referenced(eid):
+                continue
+            if on_delete is not None:
+                on_delete(eid)
+            node.mark_deleted(lp, pos, flags)
+            removed += 1
+            self.length -= 1
+        if policy == "KEEPREF":
+            done = True  # exact KEEPREF trims touch a single node, as Redis does
+        if removed:
+            if policy != "KEEPREF" and live == removed:
+                self._remove_node(key)
+                return done, removed, True
+            node.set_counts(lp, live - removed, deleted + removed)
+        return done, removed, False
+
+    def _after_trim(self, removed: int) -> None:
+        if removed:
+            self.refresh_first_id()
+
+
+def _collect(
+    lp: bytearray, master: StreamID, lo: int, hi: int, out: list[RangeItem], limit: int
+) -> bool:
+    """Append the node's live entries with lo <= id <= hi to `out`.
+
+    Returns True once an ID above `hi` is met or `out` reaches `limit` (0 = no limit).
+    """
+    els = lp_.decode_all(lp)
+    nf = els[2]
+    assert isinstance(nf, int)
+    mf = [f if isinstance(f, bytes) else b"%d" % f for f in els[3 : 3 + nf]]
+    mms, mseq = master
+    i = 4 + nf
+    n = len(els)
+    push = out.append
+    while i < n:
+        flags: int = els[i]  # type: ignore[assignment]
+        ms = (mms + els[i + 1]) & _MASK64  # type: ignore[operator]
+        seq = (mseq + els[i + 2]) & _MASK64  # type: ignore[operator]
+        if flags & _SAME:
+            j = i + 3 + nf
+        else:
+            j = i + 4 + 2 * els[i + 3]  # type: ignore[operator]
+        idv = ms << 64 | seq
+        if idv > hi:
+            return True
+        if idv >= lo and not flags & _DELETED:
+            if flags & _SAME:
+                fv: list[bytes] = mf * 2
+                fv[0::2] = mf
+                fv[1::2] = [v if isinstance(v, bytes) else b"%d" % v for v in els[i + 3 : j]]
+            else:
+                fv = [v if isinstance(v, bytes) else b"%d" % v for v in els[i + 4 : j]]
+            push([b"%d-%d" % (ms, seq), fv])
+            if len(out) == limit:
+                return True
+        i = j + 1
+    return False

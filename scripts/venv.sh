@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Make ./.venv: a thin per-checkout venv whose site-packages links (via a .pth file) to a shared,
+# cached venv of pinned dependencies keyed by the hash of requirements/*.txt, plus an editable
+# install of this checkout. Rebuilding the shared venv happens only when the pins change.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+py=${PYTHON:-python3.11}
+command -v "$py" >/dev/null || py=python3
+hash=$(cat requirements/*.txt | sha256sum | cut -c1-16)
+cache=${XSTREAM_CACHE:-$HOME/.cache/xstream}
+deps="$cache/deps-$hash"
+if [ ! -f "$deps/.complete" ]; then
+  echo "venv: building dependency venv $deps (once per pin set)" >&2
+  rm -rf "$deps"
+  mkdir -p "$cache"
+  "$py" -m venv "$deps"
+  "$deps/bin/python" -m pip install -q --upgrade pip
+  "$deps/bin/python" -m pip install -q -r requirements/dev.txt
+  touch "$deps/.complete"
+fi
+site=$("$deps/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+if [ ! -f .venv/.deps ] || [ "$(cat .venv/.deps)" != "$deps" ]; then
+  rm -rf .venv
+  "$py" -m venv --without-pip .venv
+  vsite=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  echo "$site" > "$vsite/_xstream_deps.pth"
+  echo "$deps" > .venv/.deps
+fi
+.venv/bin/python -m pip install -q --no-build-isolation --no-deps -e . >/dev/null
