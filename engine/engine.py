@@ -10,7 +10,7 @@ its node limits) reproduces this engine's logical state, which `digest()` compar
 
 from __future__ import annotations
 
-from . import commands
+from . import commands, digest
 from .context import Argv, Ctx, EngineConfig, Result
 from .keyspace import Keyspace
 
@@ -32,3 +32,16 @@ class Engine:
 
     def is_write(self, argv: Argv) -> bool:
         return commands.lookup(argv).write
+
+    def key_digest(self, key: bytes) -> bytes | None:
+        """Digest of one key's logical state (None if missing); layout-independent."""
+        v = self.keyspace.get(key)
+        return None if v is None else digest.value_digest(v)
+
+    def digest(self) -> bytes:
+        """Digest of the whole keyspace's logical state."""
+        return digest.keyspace_digest(self.keyspace)
+
+    def check_integrity(self) -> None:
+        """Raise AssertionError if any structural invariant is broken."""
+        digest.check_keyspace(self.keyspace)

@@ -1,0 +1,100 @@
+"""State digests and integrity checks.
+
+`key_digest` hashes a key's *logical* state: for a stream its metadata and live entries in
+order, never its node layout, so two engines with different node limits that applied the same
+effects have equal digests. `check_integrity` verifies every structural invariant of a stream
+(listpack headers and backlens, node counters, entry order, master IDs, rax order, metadata
+against entries) and raises AssertionError naming the first broken one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+
+from . import listpack as lp_
+from . import node
+from .ids import MAX_ID, MIN_ID, StreamID
+from .keyspace import Keyspace, Value
+from .stream import Stream
+
+_U64 = struct.Struct(">Q")
+
+
+def _chunk(b: bytes) -> bytes:
+    return _U64.pack(len(b)) + b
+
+
+def value_digest(value: Value) -> bytes:
+    h = hashlib.blake2b(digest_size=20)
+    if isinstance(value, bytes):
+        h.update(b"string" + _chunk(value))
+        return h.digest()
+    s = value
+    h.update(b"stream")
+    for n in (s.length, s.entries_added, s.idmp_duration, s.idmp_maxsize):
+        h.update(_U64.pack(n))
+    for i in (s.last_id, s.first_id, s.max_deleted_entry_id):
+        h.update(i.key())
+    for eid, fv in s.range(MIN_ID, MAX_ID):
+        assert isinstance(eid, bytes) and isinstance(fv, list)
+        h.update(_chunk(eid) + _U64.pack(len(fv)) + b"".join(map(_chunk, fv)))
+    return h.digest()
+
+
+def keyspace_digest(keyspace: Keyspace) -> bytes:
+    h = hashlib.blake2b(digest_size=20)
+    for key in sorted(keyspace):
+        v = keyspace.get(key)
+        assert v is not None
+        h.update(_chunk(key) + value_digest(v))
+    return h.digest()
+
+
+def check_stream(s: Stream) -> None:
+    """Assert every invariant of one stream."""
+    s.rax.check()
+    prev: StreamID | None = None
+    live_total = 0
+    first_live: StreamID | None = None
+    for key, lp in s.nodes():
+        master = StreamID.from_key(key)
+        try:
+            lp_.validate(lp)
+        except ValueError as e:
+            raise AssertionError(f"node {master}: {e}") from None
+        live, deleted, _ = node.counts(lp)
+        entries = node.scan(lp, master)
+        assert entries, f"node {master} has no entries"
+        assert entries[0][2] == master, f"node {master} starts with {entries[0][2]}"
+        n_deleted = sum(1 for _, f, _ in entries if f & node.FLAG_DELETED)
+        assert deleted == n_deleted, f"node {master}: deleted {deleted} != {n_deleted}"
+        assert live == len(entries) - n_deleted, f"node {master}: live counter {live} is wrong"
+        assert live > 0 or deleted > 0, f"node {master} is empty"
+        for _, flags, eid in entries:
+            assert flags & ~3 == 0, f"entry {eid}: unknown flags {flags}"
+            assert prev is None or eid > prev, f"entry {eid} not after {prev}"
+            prev = eid
+            if not flags & node.FLAG_DELETED and first_live is None:
+                first_live = eid
+        live_total += live
+    assert live_total == s.length, f"length {s.length} != live entries {live_total}"
+    assert s.first_id == (first_live or MIN_ID), f"first_id {s.first_id} != {first_live}"
+    assert prev is None or s.last_id >= prev, f"last_id {s.last_id} < entry {prev}"
+    assert s.entries_added >= s.length, "entries_added below length"
+    assert s.max_deleted_entry_id <= s.last_id, "max_deleted_entry_id above last_id"
+    tail = s._tail
+    if tail is not None:
+        last = s.rax.last()
+        assert last is not None and last[0] == tail[0] and last[1] is tail[1], "stale tail"
+        assert tail[3] == node.master_fields(tail[1])[0], "stale tail master fields"
+
+
+def check_keyspace(keyspace: Keyspace) -> None:
+    for key in keyspace:
+        v = keyspace.get(key)
+        if isinstance(v, Stream):
+            try:
+                check_stream(v)
+            except AssertionError as e:
+                raise AssertionError(f"key {key!r}: {e}") from None
