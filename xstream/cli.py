@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from xstream.engine import Engine, EngineConfig, StreamError
+from xstream.engine import Engine, EngineConfig, StreamError, snapshot
 from xstream.engine.reply import NULL_ARRAY, Reply, ReplyMap, Status
 
 
@@ -48,15 +48,11 @@ def format_reply(reply: Reply, indent: int = 0) -> str:
 
 def _load(engine: Engine, path: Path | None) -> None:
     if path is not None and path.exists():
-        from xstream.engine import snapshot
-
         snapshot.restore(engine, path.read_bytes())
 
 
 def _save(engine: Engine, path: Path | None) -> None:
     if path is not None:
-        from xstream.engine import snapshot
-
         tmp = path.with_suffix(path.suffix + ".tmp")
         tmp.write_bytes(snapshot.dump(engine))
         tmp.replace(path)

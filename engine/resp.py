@@ -1,0 +1,541 @@
+"""RESP, the Redis wire protocol, without I/O: bytes in, values out, values in, bytes out.
+
+    encode(reply, proto)   Reply -> RESP2 or RESP3 bytes (chunks gathered, joined once)
+    encode_error(err)      StreamError -> `-PREFIX message\r\n`
+    RespParser             client requests -> argv lists, read as Redis's networking.c reads
+                           them (multibulk, or inline split like sdssplitargs; see split_args
+                           for the one deviation)
+    ReplyParser            server replies, RESP2 and RESP3 -> Reply / StreamError
+
+Request framing (what a server must accept):
+
+    *<n>\r\n  then n times  $<len>\r\n<len bytes>\r\n      multibulk; n <= 0 is an empty no-op
+    <words separated by blanks, "quoted" or 'quoted'>\n     inline; `\r\n` also ends the line
+
+Both parsers keep one buffer and a cursor; `feed` appends, `next_*` consumes whole items only, so
+any split of the input into chunks yields the same items. A `ProtocolError` is final: Redis
+replies with its text and closes the connection, and the parser re-raises it from then on.
+Parsing uses no recursion (a stack of open aggregates), so nesting depth costs no Python frames.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Final, TypeAlias, cast
+
+from .errors import EngineError, StreamError
+from .reply import NULL_ARRAY, Reply, ReplyMap, Status
+
+# Redis's defaults (server.h, config.c). The multibulk limit is INT_MAX in Redis 7.0 (`ll >
+# INT_MAX` in processMultibulkBuffer), not the 1024*1024 of older releases; checked on 7.0.15.
+PROTO_MAX_BULK_LEN: Final = 512 * 1024 * 1024  # proto-max-bulk-len
+PROTO_MAX_MULTIBULK_LEN: Final = 2**31 - 1  # INT_MAX
+PROTO_INLINE_MAX_SIZE: Final = 64 * 1024  # longest inline request / length line without `\n`
+
+_CRLF: Final = b"\r\n"
+_SHARED_HDRS: Final = 1024  # headers prebuilt for lengths below this (Redis keeps 32)
+_BULK_HDR: Final = [b"$%d\r\n" % n for n in range(_SHARED_HDRS)]
+_ARRAY_HDR: Final = [b"*%d\r\n" % n for n in range(_SHARED_HDRS)]
+
+
+class ProtocolError(EngineError):
+    """The peer broke the protocol; the connection cannot go on. `message` is Redis's text."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    @property
+    def error(self) -> StreamError:
+        """The error reply Redis sends before closing the connection."""
+        return StreamError(self.message)
+
+
+class NeedMore(enum.Enum):
+    """`ReplyParser.next_reply` found no complete reply (None is a reply, so it cannot say so)."""
+
+    NEED_MORE = "NEED_MORE"
+
+
+NEED_MORE: Final = NeedMore.NEED_MORE
+
+
+# --- Encoding ------------------------------------------------------------------------------------
+
+
+def encode(reply: Reply, proto: int = 2) -> bytes:
+    """The RESP encoding of `reply`; `proto` is 2 or 3 (as chosen by HELLO)."""
+    if proto not in (2, 3):
+        raise ValueError(f"unsupported protocol version {proto}")
+    out: list[bytes] = []
+    _encode_into(out, reply, proto == 3)
+    return b"".join(out)
+
+
+def encode_error(err: StreamError) -> bytes:
+    """`-PREFIX message\\r\\n`; CR and LF cannot be framed, so Redis trims and blanks them."""
+    line = err.line.strip("\r\n").replace("\r", " ").replace("\n", " ")
+    return b"-" + line.encode("utf-8", "surrogateescape") + _CRLF
+
+
+def _encode_into(out: list[bytes], reply: Reply, resp3: bool) -> None:
+    append = out.append
+    if type(reply) is bytes:
+        n = len(reply)
+        append(_BULK_HDR[n] if n < _SHARED_HDRS else b"$%d\r\n" % n)
+        append(reply)
+        append(_CRLF)
+    elif isinstance(reply, ReplyMap):
+        n = len(reply)
+        if resp3:
+            append(b"%%%d\r\n" % n)
+        else:
+            append(_ARRAY_HDR[2 * n] if 2 * n < _SHARED_HDRS else b"*%d\r\n" % (2 * n))
+        for key, value in reply:
+            _encode_into(out, key, resp3)
+            _encode_into(out, value, resp3)
+    elif isinstance(reply, list):
+        n = len(reply)
+        append(_ARRAY_HDR[n] if n < _SHARED_HDRS else b"*%d\r\n" % n)
+        for item in cast("list[Reply]", reply):
+            if type(item) is bytes:  # inlined: the bulk of every XRANGE reply
+                m = len(item)
+                append(_BULK_HDR[m] if m < _SHARED_HDRS else b"$%d\r\n" % m)
+                append(item)
+                append(_CRLF)
+            else:
+                _encode_into(out, item, resp3)
+    elif isinstance(reply, Status):
+        assert "\r" not in reply and "\n" not in reply, reply
+        append(b"+" + reply.encode("utf-8", "surrogateescape") + _CRLF)
+    elif isinstance(reply, int):
+        append(b":%d\r\n" % reply)
+    elif reply is None:
+        append(b"_\r\n" if resp3 else b"$-1\r\n")
+    elif reply is NULL_ARRAY:
+        append(b"_\r\n" if resp3 else b"*-1\r\n")
+    elif isinstance(reply, bytes):  # a bytes subclass
+        _encode_into(out, bytes(reply), resp3)
+    else:
+        raise TypeError(f"not a reply value: {reply!r}")
+
+
+# --- The shared input buffer --------------------------------------------------------------------
+
+
+class _Buffer:
+    """Bytes fed so far; `_pos` is the first unconsumed one."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()  # input; empty at start
+        self._pos = 0  # cursor into _buf; 0 at start
+        self._failed: ProtocolError | None = None  # the final error, once raised; None if none
+
+    def feed(self, data: bytes) -> None:
+        """Append bytes received from the peer."""
+        if self._pos == len(self._buf):
+            self._buf.clear()
+            self._pos = 0
+        elif self._pos > 4096 and 2 * self._pos > len(self._buf):
+            del self._buf[: self._pos]
+            self._pos = 0
+        self._buf += data
+
+    @property
+    def buffered(self) -> int:
+        """How many fed bytes are not yet consumed."""
+        return len(self._buf) - self._pos
+
+
+_STRING2LL: Final = re.compile(rb"0|-?[1-9][0-9]{0,18}")
+_INT64: Final = range(-(2**63), 2**63)
+
+
+def _string2ll(s: bytes) -> int | None:
+    """Redis's `string2ll`: no sign but `-`, no leading zero, no blank, within int64."""
+    if _STRING2LL.fullmatch(s) is None:
+        return None
+    n = int(s)
+    return n if n in _INT64 else None
+
+
+def _byte_text(b: int) -> str:
+    return bytes([b]).decode("utf-8", "surrogateescape")
+
+
+# --- Requests -----------------------------------------------------------------------------------
+
+
+class RespParser(_Buffer):
+    """Client requests to argv lists; `next_command()` is None until one is complete."""
+
+    def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN) -> None:
+        super().__init__()
+        self.max_bulk_len = max_bulk_len  # proto-max-bulk-len; 512 MiB by default
+        self._multibulk = 0  # bulks still to read in the current multibulk; 0 between commands
+        self._bulk = -1  # length of the bulk being read; -1 while its `$` line is unread
+        self._argv: list[bytes] = []  # bulks read so far of the current multibulk
+
+    def next_command(self) -> list[bytes] | None:
+        """The next complete request's argv (never empty), or None; raises ProtocolError."""
+        if self._failed is not None:
+            raise self._failed
+        try:
+            return self._next_command()
+        except ProtocolError as e:
+            self._failed = e
+            raise
+
+    def _next_command(self) -> list[bytes] | None:
+        while True:
+            if self._multibulk == 0:
+                if self._pos == len(self._buf):
+                    return None
+                if self._buf[self._pos] != ord("*"):
+                    argv = self._inline()
+                    if argv is None:
+                        return None
+                    if argv:
+                        return argv
+                    continue  # a blank line: Redis skips it
+                if not self._multibulk_header():
+                    return None
+                if self._multibulk == 0:
+                    continue  # `*0`, `*-1`: nothing to run
+            if not self._bulks():
+                return None
+            argv, self._argv = self._argv, []
+            return argv
+
+    def _length_line(self, too_big: str) -> bytes | None:
+        """The line at the cursor, up to its `\\r`; Redis skips the next byte unchecked."""
+        buf, pos = self._buf, self._pos
+        end = buf.find(b"\r", pos)
+        if end < 0:
+            if len(buf) - pos > PROTO_INLINE_MAX_SIZE:
+                raise ProtocolError(f"Protocol error: {too_big}")
+            return None
+        if end + 1 >= len(buf):
+            return None
+        self._pos = end + 2
+        return bytes(buf[pos:end])
+
+    def _multibulk_header(self) -> bool:
+        line = self._length_line("too big mbulk count string")
+        if line is None:
+            return False
+        n = _string2ll(line[1:])
+        if n is None or n > PROTO_MAX_MULTIBULK_LEN:
+            raise ProtocolError("Protocol error: invalid multibulk length")
+        self._multibulk = max(n, 0)
+        return True
+
+    def _bulks(self) -> bool:
+        """Read the current multibulk's remaining bulks; True once all are in `_argv`."""
+        buf = self._buf
+        while self._multibulk:
+            if self._bulk < 0:
+                first = buf[self._pos] if self._pos < len(buf) else 0
+                line = self._length_line("too big bulk count string")
+                if line is None:
+                    return False
+                if first != ord("$"):
+                    raise ProtocolError(f"Protocol error: expected '$', got '{_byte_text(first)}'")
+                n = _string2ll(line[1:])
+                if n is None or n < 0 or n > self.max_bulk_len:
+                    raise ProtocolError("Protocol error: invalid bulk length")
+                self._bulk = n
+            end = self._pos + self._bulk
+            if end + 2 > len(buf):
+                return False
+            self._argv.append(bytes(buf[self._pos : end]))
+            self._pos = end + 2  # the CRLF is skipped unchecked, as Redis does
+            self._bulk = -1
+            self._multibulk -= 1
+        return True
+
+    def _inline(self) -> list[bytes] | None:
+        buf, pos = self._buf, self._pos
+        newline = buf.find(b"\n", pos)
+        if newline < 0:
+            if len(buf) - pos > PROTO_INLINE_MAX_SIZE:
+                raise ProtocolError("Protocol error: too big inline request")
+            return None
+        end = newline - 1 if newline > pos and buf[newline - 1] == ord("\r") else newline
+        argv = split_args(bytes(buf[pos:end]))
+        if argv is None:
+            raise ProtocolError("Protocol error: unbalanced quotes in request")
+        self._pos = newline + 1
+        return argv
+
+
+_ISSPACE: Final = frozenset(b" \t\n\v\f\r")  # C isspace(): skipped between words
+_WORD_END: Final = frozenset(b" \n\r\t")  # what ends an unquoted word (not \v, \f)
+_HEX: Final = frozenset(b"0123456789abcdefABCDEF")
+_ESCAPES: Final = {ord("n"): 10, ord("r"): 13, ord("t"): 9, ord("b"): 8, ord("a"): 7}
+_DQ, _SQ, _BACKSLASH = ord('"'), ord("'"), ord("\\")
+
+
+def split_args(line: bytes) -> list[bytes] | None:
+    """Redis's `sdssplitargs`: words, "double" (\\n, \\xHH, ... escapes) or 'single' quoted.
+
+    None for unbalanced quotes or a closing quote not followed by a blank. The line is a C
+    string, so it ends at the first NUL byte. (Redis itself never sees such an inline line end:
+    its `strchr` for the newline stops at the NUL.)
+    """
+    s = line.split(b"\0", 1)[0]
+    argv: list[bytes] = []
+    i = 0
+    while True:
+        while i < len(s) and s[i] in _ISSPACE:
+            i += 1
+        if i == len(s):
+            return argv
+        word = bytearray()
+        i = _split_word(s, i, word)
+        if i < 0:
+            return None
+        argv.append(bytes(word))
+
+
+def _split_word(s: bytes, i: int, word: bytearray) -> int:
+    """Read one word from s[i]; returns the index past it (and its end byte), or -1."""
+    quote = 0  # the open quote character; 0 outside quotes
+    while i < len(s):
+        c = s[i]
+        if quote == _DQ and c == _BACKSLASH and s[i + 1 : i + 2] == b"x" and _is_hex2(s, i + 2):
+            word.append(int(s[i + 2 : i + 4], 16))
+            i += 3
+        elif quote == _DQ and c == _BACKSLASH and i + 1 < len(s):
+            i += 1
+            word.append(_ESCAPES.get(s[i], s[i]))
+        elif quote == _SQ and c == _BACKSLASH and s[i + 1 : i + 2] == b"'":
+            i += 1
+            word.append(_SQ)
+        elif quote and c == quote:
+            if i + 1 < len(s) and s[i + 1] not in _ISSPACE:
+                return -1
+            return i + 1
+        elif quote:
+            word.append(c)
+        elif c in _WORD_END:
+            return i + 1
+        elif c in (_DQ, _SQ):
+            quote = c
+        else:
+            word.append(c)
+        i += 1
+    return -1 if quote else i
+
+
+def _is_hex2(s: bytes, i: int) -> bool:
+    return i + 2 <= len(s) and s[i] in _HEX and s[i + 1] in _HEX
+
+
+# --- Replies ------------------------------------------------------------------------------------
+
+# What a reply parses to: errors are values, not exceptions.
+Parsed: TypeAlias = "Reply | StreamError"
+
+_SIGNED: Final = re.compile(rb"[+-]?[0-9]+")
+
+
+def _error(text: bytes) -> StreamError:
+    prefix, _, message = text.decode("utf-8", "surrogateescape").partition(" ")
+    return StreamError(message, prefix)
+
+
+def _integer(body: bytes) -> int:
+    if _SIGNED.fullmatch(body) is None:
+        raise ProtocolError(f"Protocol error: bad integer {body[:64]!r}")
+    return int(body)
+
+
+def _null(body: bytes) -> None:
+    if body:
+        raise ProtocolError(f"Protocol error: bad null {body[:64]!r}")
+
+
+def _boolean(body: bytes) -> int:
+    """RESP3 `#t`/`#f` as RESP2 has them: 1 and 0."""
+    if body not in (b"t", b"f"):
+        raise ProtocolError(f"Protocol error: bad boolean {body[:64]!r}")
+    return 1 if body == b"t" else 0
+
+
+def _double(body: bytes) -> bytes:
+    """RESP3 `,` as RESP2 has it: the text, as a bulk string."""
+    try:
+        float(body)
+    except ValueError:
+        raise ProtocolError(f"Protocol error: bad double {body[:64]!r}") from None
+    return body
+
+
+def _big_number(body: bytes) -> bytes:
+    """RESP3 `(` as RESP2 has it: the digits, as a bulk string."""
+    _integer(body)
+    return body
+
+
+def _verbatim(payload: bytes) -> bytes:
+    """RESP3 `=` as RESP2 has it: the text without its `txt:` format tag."""
+    if payload[3:4] != b":":
+        raise ProtocolError("Protocol error: verbatim string without a format")
+    return payload[4:]
+
+
+# type byte -> decoder of its line, of its bulk payload, or the aggregate's element multiplier.
+_LINE_TYPES: Final[dict[int, Callable[[bytes], Parsed]]] = {
+    ord("+"): lambda body: Status(body.decode("utf-8", "surrogateescape")),
+    ord("-"): _error,
+    ord(":"): _integer,
+    ord("_"): _null,
+    ord("#"): _boolean,
+    ord(","): _double,
+    ord("("): _big_number,
+}
+_BULK_TYPES: Final[dict[int, Callable[[bytes], Parsed]]] = {
+    ord("$"): bytes,
+    ord("="): _verbatim,
+    ord("!"): _error,
+}
+_AGGREGATE_TYPES: Final = {ord("*"): 1, ord("~"): 1, ord(">"): 1, ord("%"): 2, ord("|"): 2}
+_MAP, _ATTRIBUTE = ord("%"), ord("|")
+
+
+@dataclass(slots=True)
+class _Aggregate:
+    """An array, set, push, map or attribute whose elements are still being read."""
+
+    kind: int  # its type byte
+    size: int  # how many elements it holds (2 per map pair)
+    items: list[Parsed] = field(default_factory=list)  # elements read so far; empty at start
+
+
+class _Skip(enum.Enum):
+    SKIP = "SKIP"  # a finished attribute: metadata about the next reply, dropped
+
+
+class ReplyParser(_Buffer):
+    """Server replies, RESP2 or RESP3, to Reply values; errors become StreamError values.
+
+    RESP3 types map to the RESP2 reply Redis would send: `_` None, `#` 1/0, `,` and `(` their
+    text as bytes, `=` its text without the format, `~` and `>` a list, `%` a ReplyMap, `!` a
+    StreamError; `|` attributes are dropped. An error inside an aggregate (EXEC) stays a
+    StreamError element, a case the Reply type does not model.
+    """
+
+    def __init__(
+        self,
+        max_bulk_len: int = PROTO_MAX_BULK_LEN,
+        max_multibulk_len: int = PROTO_MAX_MULTIBULK_LEN,
+    ) -> None:
+        super().__init__()
+        self.max_bulk_len = max_bulk_len  # longest bulk accepted; 512 MiB by default
+        self.max_multibulk_len = max_multibulk_len  # most elements per aggregate; INT_MAX
+        self._open: list[_Aggregate] = []  # aggregates being read, outermost first; [] between
+
+    def next_reply(self) -> Parsed | NeedMore:
+        """The next complete reply, or NEED_MORE; raises ProtocolError."""
+        if self._failed is not None:
+            raise self._failed
+        try:
+            return self._next()
+        except ProtocolError as e:
+            self._failed = e
+            raise
+
+    def _next(self) -> Parsed | NeedMore:
+        while True:
+            value = self._element()
+            if value is NEED_MORE:
+                return NEED_MORE
+            if value is _Skip.SKIP:
+                continue  # an aggregate was opened, or an attribute read: read on
+            # Hand the value to its aggregate, closing every aggregate it completes.
+            while self._open:
+                top = self._open[-1]
+                top.items.append(value)
+                if len(top.items) < top.size:
+                    break
+                self._open.pop()
+                closed = _close(top)
+                if closed is _Skip.SKIP:
+                    break
+                value = closed
+            else:
+                return value
+
+    def _element(self) -> Parsed | NeedMore | _Skip:
+        """One scalar, or an empty aggregate, or SKIP after opening a non-empty one."""
+        buf, pos = self._buf, self._pos
+        end = buf.find(_CRLF, pos)
+        if end < 0:
+            return NEED_MORE
+        kind, body, after = buf[pos], bytes(buf[pos + 1 : end]), end + 2
+        if kind in _BULK_TYPES:
+            n = _integer(body)
+            if n == -1 and kind == ord("$"):
+                self._pos = after
+                return None
+            if not 0 <= n <= self.max_bulk_len:
+                raise ProtocolError("Protocol error: invalid bulk length")
+            if after + n + 2 > len(buf):
+                return NEED_MORE  # the cursor stays on the header; it is re-read next time
+            if buf[after + n : after + n + 2] != _CRLF:
+                raise ProtocolError("Protocol error: bulk string not ended by CRLF")
+            self._pos = after + n + 2
+            return _BULK_TYPES[kind](bytes(buf[after : after + n]))
+        self._pos = after
+        if kind in _LINE_TYPES:
+            return _LINE_TYPES[kind](body)
+        if kind not in _AGGREGATE_TYPES:
+            raise ProtocolError(f"Protocol error: unknown reply type {_byte_text(kind)!r}")
+        n = _integer(body)
+        if n == -1 and kind == ord("*"):
+            return NULL_ARRAY
+        if not 0 <= n <= self.max_multibulk_len:
+            raise ProtocolError("Protocol error: invalid multibulk length")
+        aggregate = _Aggregate(kind, n * _AGGREGATE_TYPES[kind])
+        if n == 0:
+            return _close(aggregate)
+        self._open.append(aggregate)
+        return _Skip.SKIP
+
+
+def _close(aggregate: _Aggregate) -> Parsed | _Skip:
+    items = aggregate.items
+    if aggregate.kind == _ATTRIBUTE:
+        return _Skip.SKIP
+    if aggregate.kind == _MAP:
+        return ReplyMap(
+            (_map_key(k), cast(Reply, v)) for k, v in zip(items[::2], items[1::2], strict=True)
+        )
+    return cast(Reply, items)
+
+
+def _map_key(key: Parsed) -> bytes:
+    """ReplyMap keys are bytes; Redis's are bulk or simple strings, sometimes integers."""
+    if isinstance(key, bytes):
+        return key
+    if isinstance(key, str):
+        return key.encode("utf-8", "surrogateescape")
+    if isinstance(key, int):
+        return b"%d" % key
+    raise ProtocolError(f"Protocol error: unsupported map key {key!r}")
+
+
+def decode_reply(data: bytes) -> Parsed:
+    """Exactly one reply from `data`; ProtocolError if it is incomplete or followed by more."""
+    parser = ReplyParser()
+    parser.feed(data)
+    reply = parser.next_reply()
+    if reply is NEED_MORE:
+        raise ProtocolError("Protocol error: incomplete reply")
+    if parser.buffered:
+        raise ProtocolError("Protocol error: bytes after the reply")
+    return reply

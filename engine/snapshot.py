@@ -1,0 +1,192 @@
+"""Snapshots: the whole keyspace as bytes, listpack nodes written as they are (as RDB does).
+
+    +----------+---------+----------------------------------+------+------------------+
+    | XSTRSNAP | ver u16 | record ... record                | 0xFF | blake2b-16 of    |
+    | (magic)  |         |                                  | end  | everything before|
+    +----------+---------+----------------------------------+------+------------------+
+
+    string record   0x01 | key | value                      (key/value: u32 length + bytes)
+    stream record   0x02 | key | length u64 | entries_added u64 | last_id 16 | first_id 16 |
+                    max_deleted_entry_id 16 | idmp_duration u32 | idmp_maxsize u32 |
+                    iids_added u64 | iids_duplicates u64 | nodes u64 |
+                    nodes x (master ID 16 | u32 length | listpack bytes)
+
+All integers are big-endian; IDs are their 16-byte rax keys. `dump_chunks` yields the snapshot
+in pieces of about `chunk_size` bytes (node bytes are never copied into an intermediate
+object), which is what a full resync streams. `restore` checks magic, version, length and
+checksum before parsing, then checks every node's structure; a corrupt, truncated or
+unknown-version snapshot raises SnapshotError and leaves the engine untouched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from collections.abc import Iterator
+
+from . import listpack as lp_
+from . import node
+from .digest import check_stream
+from .errors import SnapshotError
+from .ids import StreamID
+from .keyspace import Keyspace
+from .stream import Stream
+
+MAGIC = b"XSTRSNAP"
+VERSION = 1
+_TYPE_STRING = 1
+_TYPE_STREAM = 2
+_END = 0xFF
+_SUM_SIZE = 16
+_HDR = struct.Struct(">8sH")
+_U32 = struct.Struct(">I")
+_META = struct.Struct(">QQ16s16s16sIIQQQ")
+
+
+class _Protocol:  # the Engine's shape, without importing engine.py (no cycle)
+    keyspace: Keyspace
+
+
+def dump_chunks(engine: _Protocol, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+    """The snapshot in pieces of roughly `chunk_size` bytes."""
+    h = hashlib.blake2b(digest_size=_SUM_SIZE)
+    buf: list[bytes] = [_HDR.pack(MAGIC, VERSION)]
+    size = len(buf[0])
+    for key in sorted(engine.keyspace):
+        value = engine.keyspace.get(key)
+        assert value is not None
+        if isinstance(value, bytes):
+            parts = [bytes((_TYPE_STRING,)), _U32.pack(len(key)), key, _U32.pack(len(value)), value]
+        else:
+            parts = [bytes((_TYPE_STREAM,)), _U32.pack(len(key)), key, _stream_meta(value)]
+        for p in parts:
+            buf.append(p)
+            size += len(p)
+        if isinstance(value, Stream):
+            for nkey, lp in value.nodes():
+                buf.append(nkey + _U32.pack(len(lp)))
+                buf.append(bytes(lp))
+                size += 20 + len(lp)
+                if size >= chunk_size:
+                    chunk = b"".join(buf)
+                    h.update(chunk)
+                    yield chunk
+                    buf, size = [], 0
+    buf.append(bytes((_END,)))
+    chunk = b"".join(buf)
+    h.update(chunk)
+    yield chunk + h.digest()
+
+
+def dump(engine: _Protocol) -> bytes:
+    return b"".join(dump_chunks(engine))
+
+
+def _stream_meta(s: Stream) -> bytes:
+    return _META.pack(
+        s.length,
+        s.entries_added,
+        s.last_id.key(),
+        s.first_id.key(),
+        s.max_deleted_entry_id.key(),
+        s.idmp_duration,
+        s.idmp_maxsize,
+        s.iids_added,
+        s.iids_duplicates,
+        len(s.rax),
+    )
+
+
+def restore(engine: _Protocol, data: bytes, deep: bool = False) -> None:
+    """Replace the engine's keyspace with the snapshot's, or raise SnapshotError."""
+    engine.keyspace = load(data, deep)
+
+
+def load(data: bytes, deep: bool = False) -> Keyspace:
+    """Parse and verify a snapshot into a new Keyspace.
+
+    The checksum vouches for the bytes; structure is checked cheaply (headers, counters,
+    node order, length), or fully with `deep` (every element and backlen, as check_integrity).
+    """
+    hdr = _HDR.size
+    if len(data) < hdr + 1 + _SUM_SIZE:
+        raise SnapshotError("snapshot truncated: shorter than its header and checksum")
+    magic, version = _HDR.unpack_from(data)
+    if magic != MAGIC:
+        raise SnapshotError("not an xstream snapshot (bad magic)")
+    if version != VERSION:
+        raise SnapshotError(f"unsupported snapshot version {version} (this build reads {VERSION})")
+    body, checksum = data[:-_SUM_SIZE], data[-_SUM_SIZE:]
+    if hashlib.blake2b(body, digest_size=_SUM_SIZE).digest() != checksum:
+        raise SnapshotError("snapshot checksum mismatch: the file is corrupt or truncated")
+    try:
+        return _parse(memoryview(body), hdr, deep)
+    except (struct.error, ValueError, IndexError, AssertionError) as e:
+        raise SnapshotError(f"snapshot structure is invalid: {e}") from None
+
+
+def _parse(body: memoryview, pos: int, deep: bool) -> Keyspace:
+    ks = Keyspace()
+    while True:
+        kind = body[pos]
+        pos += 1
+        if kind == _END:
+            if pos != len(body):
+                raise ValueError("bytes after the end marker")
+            return ks
+        key, pos = _bytes(body, pos)
+        if key in ks:
+            raise ValueError(f"duplicate key {key!r}")
+        if kind == _TYPE_STRING:
+            value, pos = _bytes(body, pos)
+            ks.set(key, value)
+        elif kind == _TYPE_STREAM:
+            s, pos = _stream(body, pos, deep)
+            ks.set(key, s)
+        else:
+            raise ValueError(f"unknown record type {kind}")
+
+
+def _bytes(body: memoryview, pos: int) -> tuple[bytes, int]:
+    (n,) = _U32.unpack_from(body, pos)
+    end = pos + 4 + n
+    if end > len(body):
+        raise ValueError("record overruns the snapshot")
+    return bytes(body[pos + 4 : end]), end
+
+
+def _stream(body: memoryview, pos: int, deep: bool) -> tuple[Stream, int]:
+    meta = _META.unpack_from(body, pos)
+    pos += _META.size
+    s = Stream()
+    s.length, s.entries_added = meta[0], meta[1]
+    s.last_id = StreamID.from_key(meta[2])
+    s.first_id = StreamID.from_key(meta[3])
+    s.max_deleted_entry_id = StreamID.from_key(meta[4])
+    s.idmp_duration, s.idmp_maxsize, s.iids_added, s.iids_duplicates = meta[5:9]
+    prev = b""
+    live_total = 0
+    for _ in range(meta[9]):
+        nkey = bytes(body[pos : pos + 16])
+        if len(nkey) != 16 or nkey <= prev:
+            raise ValueError("node keys out of order")
+        prev = nkey
+        lp_bytes, pos = _bytes(body, pos + 16)
+        lp = bytearray(lp_bytes)
+        live_total += _check_node(lp)
+        s.rax.insert(nkey, lp)
+    if live_total != s.length:
+        raise ValueError(f"stream length {s.length} != live entries {live_total}")
+    if deep:
+        check_stream(s)
+    return s, pos
+
+
+def _check_node(lp: bytearray) -> int:
+    """Cheap structural checks of one node; returns its live count."""
+    if len(lp) < lp_.HEADER_SIZE + 1 or lp_.total_bytes(lp) != len(lp) or lp[-1] != lp_.EOF_BYTE:
+        raise ValueError("listpack header or end byte is wrong")
+    live, deleted, _ = node.counts(lp)
+    if live < 0 or deleted < 0 or live + deleted == 0:
+        raise ValueError("node counters are invalid")
+    return live
