@@ -14,11 +14,13 @@ import struct
 
 from . import listpack as lp_
 from . import node
+from .groups import ConsumerGroup, check_groups
 from .ids import MAX_ID, MIN_ID, StreamID
 from .keyspace import Keyspace, Value
 from .stream import Stream
 
 _U64 = struct.Struct(">Q")
+_I64 = struct.Struct(">q")
 
 
 def _chunk(b: bytes) -> bytes:
@@ -39,7 +41,22 @@ def value_digest(value: Value) -> bytes:
     for eid, fv in s.range(MIN_ID, MAX_ID):
         assert isinstance(eid, bytes) and isinstance(fv, list)
         h.update(_chunk(eid) + _U64.pack(len(fv)) + b"".join(map(_chunk, fv)))
+    for name in sorted(s.cgroups):
+        _group_digest(h, s.cgroups[name])
     return h.digest()
+
+
+def _group_digest(h: hashlib.blake2b, g: ConsumerGroup) -> None:
+    """A group's last_id, entries_read, every PEL entry and every consumer with its times."""
+    h.update(b"group" + _chunk(g.name) + g.last_id.key() + _I64.pack(g.entries_read))
+    for entry_id, nack in g.pel.items():
+        owner = nack.consumer.name if nack.consumer is not None else b""
+        h.update(entry_id.key() + _chunk(owner))
+        h.update(_I64.pack(nack.delivery_time) + _I64.pack(nack.delivery_count))
+    for name in sorted(g.consumers):
+        c = g.consumers[name]
+        h.update(b"consumer" + _chunk(name) + _I64.pack(c.seen_time) + _I64.pack(c.active_time))
+        h.update(_U64.pack(len(c.pel)) + b"".join(i.key() for i, _ in c.pel.items()))
 
 
 def keyspace_digest(keyspace: Keyspace) -> bytes:
@@ -83,6 +100,9 @@ def check_stream(s: Stream) -> None:
     assert prev is None or s.last_id >= prev, f"last_id {s.last_id} < entry {prev}"
     assert s.entries_added >= s.length, "entries_added below length"
     assert s.max_deleted_entry_id <= s.last_id, "max_deleted_entry_id above last_id"
+    check_groups(s.cgroups, s.cgroups_ref)
+    for g in s.cgroups.values():
+        assert g.entries_read <= s.entries_added, f"group {g.name!r} read beyond entries_added"
     tail = s._tail
     if tail is not None:
         last = s.rax.last()

@@ -9,7 +9,11 @@
     stream record   0x02 | key | length u64 | entries_added u64 | last_id 16 | first_id 16 |
                     max_deleted_entry_id 16 | idmp_duration u32 | idmp_maxsize u32 |
                     iids_added u64 | iids_duplicates u64 | nodes u64 |
-                    nodes x (master ID 16 | u32 length | listpack bytes)
+                    nodes x (master ID 16 | u32 length | listpack bytes) |
+                    groups u32 | per group: name | last_id 16 | entries_read i64 |
+                      consumers u32 x (name | seen_time i64 | active_time i64) |
+                      pel u32 x (ID 16 | delivery_time i64 | delivery_count i64 | owner)
+                    (owner: a consumer name, or u32 0xFFFFFFFF for a released entry)
 
 All integers are big-endian; IDs are their 16-byte rax keys. `dump_chunks` yields the snapshot
 in pieces of about `chunk_size` bytes (node bytes are never copied into an intermediate
@@ -28,6 +32,7 @@ from . import listpack as lp_
 from . import node
 from .digest import check_stream
 from .errors import SnapshotError
+from .groups import ConsumerGroup
 from .ids import StreamID
 from .keyspace import Keyspace
 from .stream import Stream
@@ -40,6 +45,8 @@ _END = 0xFF
 _SUM_SIZE = 16
 _HDR = struct.Struct(">8sH")
 _U32 = struct.Struct(">I")
+_I64 = struct.Struct(">q")
+_NO_OWNER = b"\xff\xff\xff\xff"
 _META = struct.Struct(">QQ16s16s16sIIQQQ")
 
 
@@ -72,10 +79,37 @@ def dump_chunks(engine: _Protocol, chunk_size: int = 1 << 20) -> Iterator[bytes]
                     h.update(chunk)
                     yield chunk
                     buf, size = [], 0
+            groups = _groups(value)
+            buf.append(groups)
+            size += len(groups)
     buf.append(bytes((_END,)))
     chunk = b"".join(buf)
     h.update(chunk)
     yield chunk + h.digest()
+
+
+def _groups(s: Stream) -> bytes:
+    parts = [_U32.pack(len(s.cgroups))]
+    for name in sorted(s.cgroups):
+        g = s.cgroups[name]
+        parts += [_U32.pack(len(name)), name, g.last_id.key(), _I64.pack(g.entries_read)]
+        parts.append(_U32.pack(len(g.consumers)))
+        for cname in sorted(g.consumers):
+            c = g.consumers[cname]
+            parts += [
+                _U32.pack(len(cname)),
+                cname,
+                _I64.pack(c.seen_time),
+                _I64.pack(c.active_time),
+            ]
+        parts.append(_U32.pack(len(g.pel)))
+        for entry_id, nack in g.pel.items():
+            parts += [entry_id.key(), _I64.pack(nack.delivery_time), _I64.pack(nack.delivery_count)]
+            if nack.consumer is None:
+                parts.append(_NO_OWNER)
+            else:
+                parts += [_U32.pack(len(nack.consumer.name)), nack.consumer.name]
+    return b"".join(parts)
 
 
 def dump(engine: _Protocol) -> bytes:
@@ -177,9 +211,50 @@ def _stream(body: memoryview, pos: int, deep: bool) -> tuple[Stream, int]:
         s.rax.insert(nkey, lp)
     if live_total != s.length:
         raise ValueError(f"stream length {s.length} != live entries {live_total}")
+    pos = _load_groups(body, pos, s)
     if deep:
         check_stream(s)
     return s, pos
+
+
+def _load_groups(body: memoryview, pos: int, s: Stream) -> int:
+    (ngroups,) = _U32.unpack_from(body, pos)
+    pos += 4
+    for _ in range(ngroups):
+        name, pos = _bytes(body, pos)
+        last_id = StreamID.from_key(bytes(body[pos : pos + 16]))
+        (entries_read,) = _I64.unpack_from(body, pos + 16)
+        g = ConsumerGroup(name, last_id, entries_read, s.cgroups_ref)
+        if name in s.cgroups:
+            raise ValueError(f"duplicate group {name!r}")
+        s.cgroups[name] = g
+        (nconsumers,) = _U32.unpack_from(body, pos + 24)
+        pos += 28
+        for _ in range(nconsumers):
+            cname, pos = _bytes(body, pos)
+            seen, active = _I64.unpack_from(body, pos)[0], _I64.unpack_from(body, pos + 8)[0]
+            pos += 16
+            if cname in g.consumers:
+                raise ValueError(f"duplicate consumer {cname!r}")
+            g.create_consumer(cname, seen).active_time = active
+        (npel,) = _U32.unpack_from(body, pos)
+        pos += 4
+        for _ in range(npel):
+            entry_id = StreamID.from_key(bytes(body[pos : pos + 16]))
+            time, count = _I64.unpack_from(body, pos + 16)[0], _I64.unpack_from(body, pos + 24)[0]
+            pos += 32
+            owner = None
+            if bytes(body[pos : pos + 4]) == _NO_OWNER:
+                pos += 4
+            else:
+                oname, pos = _bytes(body, pos)
+                owner = g.consumers.get(oname)
+                if owner is None:
+                    raise ValueError(f"PEL entry owned by unknown consumer {oname!r}")
+            if entry_id in g.pel:
+                raise ValueError(f"duplicate PEL entry {entry_id}")
+            g.add_pending(entry_id, owner, time, count)
+    return pos
 
 
 def _check_node(lp: bytearray) -> int:

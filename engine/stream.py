@@ -25,6 +25,7 @@ from typing import Literal
 
 from . import listpack as lp_
 from . import node
+from .groups import ConsumerGroup
 from .ids import MAX_ID, MIN_ID, StreamID
 from .rax import Rax
 
@@ -33,8 +34,8 @@ _MASK64 = (1 << 64) - 1
 _SAME = node.FLAG_SAMEFIELDS
 _DELETED = node.FLAG_DELETED
 
-Entry = list[bytes]  # field, value, field, value, ...
-RangeItem = list[bytes | Entry]  # [id, [field, value, ...]] as XRANGE replies
+Entry = node.Entry  # field, value, field, value, ...
+RangeItem = node.RangeItem  # [id, [field, value, ...]] as XRANGE replies
 Policy = Literal["KEEPREF", "DELREF", "ACKED"]
 
 
@@ -42,6 +43,7 @@ class Stream:
     __slots__ = (
         "_tail",
         "cgroups",
+        "cgroups_ref",
         "entries_added",
         "first_id",
         "idmp_duration",
@@ -61,7 +63,8 @@ class Stream:
         self.first_id = MIN_ID  # first live entry, 0-0 when empty
         self.max_deleted_entry_id = MIN_ID  # greatest ID deleted by XDEL & co
         self.entries_added = 0  # entries ever appended
-        self.cgroups: dict[bytes, object] = {}  # consumer groups by name (groups issue)
+        self.cgroups: dict[bytes, ConsumerGroup] = {}  # consumer groups by name
+        self.cgroups_ref: dict[StreamID, set[bytes]] = {}  # entry -> groups whose PEL has it
         self.idmp_duration = 100  # IDMP window in seconds (stream-idmp-duration)
         self.idmp_maxsize = 100  # IIDs kept per producer (stream-idmp-maxsize)
         self.iids_added = 0  # IDMP appends accepted
@@ -132,12 +135,12 @@ class Stream:
         if not rev:
             for key, lp in self._nodes_from(start):
                 master = StreamID.from_key(key)
-                if master > end or _collect(lp, master, lo, hi, out, count):
+                if master > end or node.collect(lp, master, lo, hi, out, count):
                     break
         else:
             for key, lp in self._nodes_back_from(end):
                 tmp: list[RangeItem] = []
-                _collect(lp, StreamID.from_key(key), lo, hi, tmp, 0)
+                node.collect(lp, StreamID.from_key(key), lo, hi, tmp, 0)
                 tmp.reverse()
                 room = count - len(out) if count else len(tmp)
                 out.extend(tmp[:room])
@@ -325,43 +328,3 @@ class Stream:
     def _after_trim(self, removed: int) -> None:
         if removed:
             self.refresh_first_id()
-
-
-def _collect(
-    lp: bytearray, master: StreamID, lo: int, hi: int, out: list[RangeItem], limit: int
-) -> bool:
-    """Append the node's live entries with lo <= id <= hi to `out`.
-
-    Returns True once an ID above `hi` is met or `out` reaches `limit` (0 = no limit).
-    """
-    els = lp_.decode_all(lp)
-    nf = els[2]
-    assert isinstance(nf, int)
-    mf = [f if isinstance(f, bytes) else b"%d" % f for f in els[3 : 3 + nf]]
-    mms, mseq = master
-    i = 4 + nf
-    n = len(els)
-    push = out.append
-    while i < n:
-        flags: int = els[i]  # type: ignore[assignment]
-        ms = (mms + els[i + 1]) & _MASK64  # type: ignore[operator]
-        seq = (mseq + els[i + 2]) & _MASK64  # type: ignore[operator]
-        if flags & _SAME:
-            j = i + 3 + nf
-        else:
-            j = i + 4 + 2 * els[i + 3]  # type: ignore[operator]
-        idv = ms << 64 | seq
-        if idv > hi:
-            return True
-        if idv >= lo and not flags & _DELETED:
-            if flags & _SAME:
-                fv: list[bytes] = mf * 2
-                fv[0::2] = mf
-                fv[1::2] = [v if isinstance(v, bytes) else b"%d" % v for v in els[i + 3 : j]]
-            else:
-                fv = [v if isinstance(v, bytes) else b"%d" % v for v in els[i + 4 : j]]
-            push([b"%d-%d" % (ms, seq), fv])
-            if len(out) == limit:
-                return True
-        i = j + 1
-    return False

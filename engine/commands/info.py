@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from ..context import Ctx
 from ..errors import NO_SUCH_KEY, StreamError, bad_subcommand_args
+from ..groups import INVALID_ENTRIES_READ, ConsumerGroup
 from ..ids import MAX_ID, MIN_ID
+from ..lag import lag
 from ..reply import Reply, ReplyMap, Status
 from ..stream import Stream
 from .args import parse_ll, word
@@ -27,6 +29,7 @@ def help_reply(container: bytes, lines: tuple[str, ...]) -> Reply:
     """addReplyHelp: a header, the lines, and the HELP footer, all simple strings."""
     name = container.decode("utf-8", "replace").upper()
     head = f"{name} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
+    # "Print" since Redis 7.2; 7.0.15 still says "Prints this help."
     return [Status(x) for x in (head, *lines, "HELP", "    Print this help.")]
 
 
@@ -36,6 +39,9 @@ def xinfo_help(ctx: Ctx) -> Reply:
 
 def xinfo_stream(ctx: Ctx) -> Reply:
     argv = ctx.argv
+    s = ctx.keyspace.stream(argv[2])  # looked up before the options, as xinfoCommand does
+    if s is None:
+        raise StreamError(NO_SUCH_KEY)
     full = False
     count = 10
     if len(argv) > 3:
@@ -48,13 +54,10 @@ def xinfo_stream(ctx: Ctx) -> Reply:
             count = parse_ll(argv[5])
             if count < 0:
                 count = 10
-    s = ctx.keyspace.stream(argv[2])
-    if s is None:
-        raise StreamError(NO_SUCH_KEY)
     info = _summary(s)
     if full:
         info.append((b"entries", s.range(MIN_ID, MAX_ID, count)))  # type: ignore[arg-type]
-        info.append((b"groups", []))
+        info.append((b"groups", [_group_full(s, s.cgroups[n], count) for n in sorted(s.cgroups)]))
         return info
     info.append((b"groups", len(s.cgroups)))
     first = s.range(MIN_ID, MAX_ID, 1)
@@ -80,5 +83,46 @@ def _summary(s: Stream) -> ReplyMap:
             (b"iids-tracked", 0),
             (b"iids-added", s.iids_added),
             (b"iids-duplicates", s.iids_duplicates),
+        ]
+    )
+
+
+def _group_full(s: Stream, g: ConsumerGroup, count: int) -> ReplyMap:
+    pending: list[Reply] = []
+    for entry_id, nack in g.pel.items():
+        if count and len(pending) >= count:
+            break
+        owner = nack.consumer.name if nack.consumer is not None else b""
+        pending.append([entry_id.encode(), owner, nack.delivery_time, nack.delivery_count])
+    consumers: list[Reply] = []
+    for name in sorted(g.consumers):
+        c = g.consumers[name]
+        own: list[Reply] = []
+        for entry_id, nack in c.pel.items():
+            if count and len(own) >= count:
+                break
+            own.append([entry_id.encode(), nack.delivery_time, nack.delivery_count])
+        consumers.append(
+            ReplyMap(
+                [
+                    (b"name", name),
+                    (b"seen-time", c.seen_time),
+                    (b"active-time", c.active_time),
+                    (b"pel-count", len(c.pel)),
+                    (b"pending", own),
+                ]
+            )
+        )
+    entries_read = g.entries_read if g.entries_read != INVALID_ENTRIES_READ else None
+    return ReplyMap(
+        [
+            (b"name", g.name),
+            (b"last-delivered-id", g.last_id.encode()),
+            (b"entries-read", entries_read),
+            (b"lag", lag(s, g)),
+            (b"pel-count", len(g.pel)),
+            (b"nacked-count", sum(1 for _, n in g.pel.items() if n.consumer is None)),
+            (b"pending", pending),
+            (b"consumers", consumers),
         ]
     )

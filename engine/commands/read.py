@@ -7,12 +7,14 @@ returns a BlockSpec: the keys to watch, an absolute deadline and the argv to re-
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..context import BlockSpec, Ctx
 from ..errors import StreamError, syntax_error
-from ..ids import MAX_ID, MIN_ID, StreamID, parse_interval, parse_strict
+from ..ids import MAX_ID, MIN_ID, StreamID, parse_interval, parse_strict, string2ll
 from ..reply import NULL_ARRAY, Reply
 from ..stream import Stream
-from .args import parse_ll, word
+from .args import cstr, parse_ll, word
 
 _INT64_MAX = (1 << 63) - 1
 
@@ -69,39 +71,88 @@ def parse_block(arg: bytes, now_ms: int) -> int:
     return t
 
 
-def xread(ctx: Ctx) -> Reply:
+@dataclass(slots=True)
+class ReadOptions:
+    """XREAD / XREADGROUP options, parsed as Redis's xreadCommand does."""
+
+    count: int = 0  # 0 = no limit
+    deadline: int | None = None  # BLOCK deadline (absolute ms, 0 = forever), None = no BLOCK
+    streams_at: int = 0  # index of the first key after STREAMS
+    group: bytes | None = None
+    consumer: bytes = b""
+    noack: bool = False
+    claim_min_idle: int | None = None  # XREADGROUP CLAIM (8.4)
+
+
+def parse_read_options(ctx: Ctx, xreadgroup: bool) -> ReadOptions:
     argv = ctx.argv
-    count = 0
-    deadline: int | None = None
-    streams_at = 0
+    o = ReadOptions()
     i = 1
     while i < len(argv):
         more = len(argv) - i - 1
         w = word(argv[i])
         if w == b"block" and more:
             i += 1
-            deadline = parse_block(argv[i], ctx.now_ms)
+            o.deadline = parse_block(argv[i], ctx.now_ms)
         elif w == b"count" and more:
             i += 1
-            count = max(parse_ll(argv[i]), 0)
+            o.count = max(parse_ll(argv[i]), 0)
         elif w == b"streams" and more:
-            streams_at = i + 1
-            if (len(argv) - streams_at) % 2:
+            o.streams_at = i + 1
+            if (len(argv) - o.streams_at) % 2:
+                what = "an ID or '>'" if xreadgroup else "an ID, '+', or '$'"
+                name = "xreadgroup" if xreadgroup else "xread"
                 raise StreamError(
-                    "Unbalanced 'xread' list of streams: for each stream key an ID, '+', "
-                    "or '$' must be specified."
+                    f"Unbalanced '{name}' list of streams: for each stream key {what} "
+                    "must be specified."
                 )
             break
         elif (w == b"group" and more >= 2) or w == b"noack" or (w == b"claim" and more):
-            raise StreamError(
-                f"The {w.upper().decode()} option is only supported by XREADGROUP. "
-                "You called XREAD instead."
-            )
+            if not xreadgroup:
+                raise StreamError(
+                    f"The {w.upper().decode()} option is only supported by XREADGROUP. "
+                    "You called XREAD instead."
+                )
+            if w == b"group":
+                o.group, o.consumer = argv[i + 1], argv[i + 2]
+                i += 2
+            elif w == b"noack":
+                o.noack = True
+            else:
+                i += 1
+                idle = string2ll(argv[i])
+                if idle is None:
+                    raise StreamError("min-idle-time is not an integer or out of range")
+                if idle < 0:
+                    raise StreamError("min-idle-time must be a positive integer")
+                o.claim_min_idle = idle
         else:
             raise syntax_error()
         i += 1
-    if not streams_at:
+    if not o.streams_at:
         raise syntax_error()
+    if xreadgroup and o.group is None:
+        raise StreamError("Missing GROUP option for XREADGROUP")
+    return o
+
+
+def _before_last_entry(s: Stream | None) -> StreamID:
+    """XREAD's `+`: just below the last live entry, so that entry is read (redis#13632, 8.0+;
+    7.4 used last_id - 1 and missed a last entry that XDEL had exposed). An empty stream
+    waits after its last_id, a missing key after 0-0."""
+    if s is None:
+        return MIN_ID
+    if not s.length:
+        return s.last_id
+    before = last_valid_id(s).decr()
+    assert before is not None  # a live entry is at least 0-1
+    return before
+
+
+def xread(ctx: Ctx) -> Reply:
+    argv = ctx.argv
+    o = parse_read_options(ctx, xreadgroup=False)
+    count, deadline, streams_at = o.count, o.deadline, o.streams_at
     n = (len(argv) - streams_at) // 2
     keys = argv[streams_at : streams_at + n]
     after: list[StreamID] = []
@@ -109,17 +160,13 @@ def xread(ctx: Ctx) -> Reply:
     for k, key in enumerate(keys):
         s = ctx.keyspace.stream(key)
         arg = argv[streams_at + n + k]
-        if arg == b"$":
+        special = cstr(arg)  # Redis compares these with strcmp
+        if special == b"$":
             after.append(s.last_id if s is not None else MIN_ID)
             resolved[streams_at + n + k] = after[-1].encode()
-        elif arg == b"+":
-            last = last_valid_id(s) if s is not None else MIN_ID
-            after.append(
-                (last.decr() or MIN_ID)
-                if s is not None and s.length
-                else (s.last_id if s is not None else MIN_ID)
-            )
-        elif arg == b">":
+        elif special == b"+":
+            after.append(_before_last_entry(s))
+        elif special == b">":
             raise StreamError(
                 "The > ID can be specified only when calling XREADGROUP using the "
                 "GROUP <group> <consumer> option."

@@ -1,0 +1,168 @@
+"""XREADGROUP: new entries (`>`), a consumer's history (explicit ID), NOACK and CLAIM.
+
+Order of work, as Redis: parse options; check every key (WRONGTYPE, NOGROUP) and every ID
+left to right; then serve each stream. The consumer is created on first use and marked seen
+on every call, even when nothing is returned. A `>` read delivers entries after the group's
+last_id, adds them to the PELs (unless NOACK) and advances last_id / entries_read; a history
+read re-delivers the consumer's own pending entries after the ID (bumping their count and
+time; an entry gone from the stream shows as `[id, nil]`). CLAIM first takes PEL entries idle
+for at least min-idle (released entries first, then oldest delivery), then new ones; every
+entry then carries [id, fields, idle-before, count-before].
+
+Effects (groupbase.py): an XCLAIM with TIME/RETRYCOUNT per PEL entry created or changed,
+history reads included (Redis ships nothing for those: propagation.md B3), XGROUP SETID when
+last_id moved, and XSETCONSUMER with the consumer's exact times.
+"""
+
+from __future__ import annotations
+
+from ..context import BlockSpec, Ctx
+from ..errors import StreamError
+from ..groups import Consumer, ConsumerGroup
+from ..ids import MAX_ID, StreamID, parse_strict
+from ..lag import advance
+from ..reply import NULL_ARRAY, Reply
+from ..stream import Stream
+from .groupbase import claim_effect, consumer_effect, nogroup, setid_effect
+from .read import ReadOptions, last_valid_id, parse_read_options
+
+_MEANINGLESS = (
+    "The {0} ID is meaningless in the context of XREADGROUP: you want to read the history of "
+    "this consumer by specifying a proper ID, or use the > ID to get new messages. The {0} ID "
+    "would just return an empty result set."
+)
+_NEW = None  # the `>` ID
+
+
+def xreadgroup(ctx: Ctx) -> Reply:
+    argv = ctx.argv
+    o = parse_read_options(ctx, xreadgroup=True)
+    assert o.group is not None
+    n = (len(argv) - o.streams_at) // 2
+    keys = argv[o.streams_at : o.streams_at + n]
+    targets: list[tuple[bytes, Stream, ConsumerGroup, StreamID | None]] = []
+    for k, key in enumerate(keys):
+        s = ctx.keyspace.stream(key)
+        g = s.cgroups.get(o.group) if s is not None else None
+        if s is None or g is None:
+            raise nogroup(key, o.group, " in XREADGROUP with GROUP option")
+        arg = argv[o.streams_at + n + k]
+        if arg in (b"$", b"+"):
+            raise StreamError(_MEANINGLESS.format(arg.decode()))
+        targets.append((key, s, g, _NEW if arg == b">" else parse_strict(arg)))
+    out: list[Reply] = []
+    for key, s, g, after in targets:
+        served = _serve(ctx, o, key, s, g, after)
+        if served is not None:
+            out.append([key, served])
+    if out:
+        return out
+    if o.deadline is not None:
+        ctx.block = BlockSpec(list(keys), o.deadline, list(argv))
+    return NULL_ARRAY
+
+
+def _serve(
+    ctx: Ctx, o: ReadOptions, key: bytes, s: Stream, g: ConsumerGroup, after: StreamID | None
+) -> list[Reply] | None:
+    c = g.consumer(o.consumer) or g.create_consumer(o.consumer, ctx.now_ms)
+    c.seen_time = ctx.now_ms
+    if after is not None:
+        entries: list[Reply] | None = _history(ctx, key, s, g, c, after, o.count)
+    else:
+        entries = _new(ctx, o, key, s, g, c)
+    ctx.propagate(consumer_effect(key, g, c))
+    return entries
+
+
+def _history(
+    ctx: Ctx, key: bytes, s: Stream, g: ConsumerGroup, c: Consumer, after: StreamID, count: int
+) -> list[Reply]:
+    out: list[Reply] = []
+    for entry_id, nack in list(c.pel.after(after)):
+        if count and len(out) >= count:
+            break
+        fields = s.get(entry_id)
+        if fields is None:
+            out.append([entry_id.encode(), NULL_ARRAY])
+            continue
+        nack.delivery_time = ctx.now_ms
+        nack.delivery_count += 1
+        out.append([entry_id.encode(), fields])  # type: ignore[list-item]
+        ctx.propagate(claim_effect(key, g, c, entry_id, nack, g.last_id))
+    return out
+
+
+def _new(
+    ctx: Ctx, o: ReadOptions, key: bytes, s: Stream, g: ConsumerGroup, c: Consumer
+) -> list[Reply] | None:
+    now = ctx.now_ms
+    last_before = g.last_id
+    claimed: list[Reply] = []
+    if o.claim_min_idle is not None:
+        claimed = _claim_idle(ctx, o, key, s, g, c, last_before)
+    room = o.count - len(claimed) if o.count else 0
+    fresh: list[Reply] = []
+    has_new = bool(s.length) and last_valid_id(s) > g.last_id
+    if has_new and (room > 0 or not o.count):
+        start = g.last_id.incr()
+        assert start is not None
+        for item in s.range(start, MAX_ID, room):
+            eid_bytes, fields = item
+            assert isinstance(eid_bytes, bytes)
+            entry_id = parse_strict(eid_bytes)
+            advance(s, g, entry_id)
+            if not o.noack:
+                nack = g.pel.get(entry_id)
+                if nack is None:
+                    nack = g.add_pending(entry_id, c, now, 1)
+                else:
+                    g.assign(entry_id, nack, c)
+                    nack.delivery_time, nack.delivery_count = now, 1
+                c.active_time = now
+                ctx.propagate(claim_effect(key, g, c, entry_id, nack, last_before))
+            row: list[Reply] = [eid_bytes, fields]  # type: ignore[list-item]
+            if o.claim_min_idle is not None:
+                row += [0, 0]
+            fresh.append(row)
+    if g.last_id != last_before:
+        ctx.propagate(setid_effect(key, g))
+    if not claimed and not fresh:
+        return None
+    return claimed + fresh
+
+
+def _claim_idle(
+    ctx: Ctx,
+    o: ReadOptions,
+    key: bytes,
+    s: Stream,
+    g: ConsumerGroup,
+    c: Consumer,
+    last_id: StreamID,
+) -> list[Reply]:
+    """CLAIM: idle PEL entries first, released (unowned) ones before owned, oldest first."""
+    assert o.claim_min_idle is not None
+    now = ctx.now_ms
+    candidates = [
+        (nack.consumer is not None, nack.delivery_time, entry_id, nack)
+        for entry_id, nack in g.pel.items()
+        if nack.consumer is None or now - nack.delivery_time >= o.claim_min_idle
+    ]
+    candidates.sort(key=lambda t: (t[0], t[1], t[2]))
+    out: list[Reply] = []
+    for _, _, entry_id, nack in candidates:
+        if o.count and len(out) >= o.count:
+            break
+        fields = s.get(entry_id)
+        if fields is None:
+            continue
+        idle = max(now - nack.delivery_time, 0) if nack.consumer is not None else -1
+        before = nack.delivery_count
+        g.assign(entry_id, nack, c)
+        nack.delivery_time = now
+        nack.delivery_count += 1
+        c.active_time = now
+        out.append([entry_id.encode(), fields, idle, before])  # type: ignore[list-item]
+        ctx.propagate(claim_effect(key, g, c, entry_id, nack, last_id))
+    return out

@@ -1,0 +1,210 @@
+"""Consumer groups: groups, consumers, and their pending entries lists (PELs).
+
+    Stream.cgroups: name -> ConsumerGroup
+        last_id        last ID delivered to the group (">" reads start after it)
+        entries_read   logical read counter, -1 when unknown (lag then estimated)
+        pel            Pel: ID -> Nack, every entry delivered and not yet acknowledged
+        consumers      name -> Consumer
+            seen_time    last time the consumer attempted an interaction (ms)
+            active_time  last time it was delivered/claimed something, -1 never
+            pel          Pel: the subset of the group PEL it owns (the same Nack objects)
+    Nack: delivery_time (ms), delivery_count, consumer (None once released by XNACK)
+    Stream.cgroups_ref: ID -> set of group names whose PEL holds it
+
+Invariants (check_groups verifies them): a Nack is in its owner's PEL iff it is in the group
+PEL and owned by that consumer; cgroups_ref has exactly the IDs held by some group PEL, with
+exactly those groups. All mutation of PELs goes through ConsumerGroup methods, which keep the
+three structures in step.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
+
+from .ids import StreamID
+
+INVALID_ENTRIES_READ = -1
+
+
+class Nack:
+    __slots__ = ("consumer", "delivery_count", "delivery_time")
+
+    def __init__(self, consumer: Consumer | None, delivery_time: int, delivery_count: int) -> None:
+        self.consumer = consumer  # owner; None when released (XNACK)
+        self.delivery_time = delivery_time  # unix ms of the last delivery
+        self.delivery_count = delivery_count  # times delivered
+
+
+class Pel:
+    """A PEL: IDs in order with their Nacks (a sorted list plus a dict)."""
+
+    __slots__ = ("_ids", "_map")
+
+    def __init__(self) -> None:
+        self._ids: list[StreamID] = []
+        self._map: dict[StreamID, Nack] = {}
+
+    def __len__(self) -> int:
+        return len(self._map)
+
+    def __contains__(self, entry_id: StreamID) -> bool:
+        return entry_id in self._map
+
+    def get(self, entry_id: StreamID) -> Nack | None:
+        return self._map.get(entry_id)
+
+    def add(self, entry_id: StreamID, nack: Nack) -> None:
+        assert entry_id not in self._map
+        ids = self._ids
+        if not ids or ids[-1] < entry_id:
+            ids.append(entry_id)
+        else:
+            ids.insert(bisect_left(ids, entry_id), entry_id)
+        self._map[entry_id] = nack
+
+    def remove(self, entry_id: StreamID) -> Nack | None:
+        nack = self._map.pop(entry_id, None)
+        if nack is not None:
+            ids = self._ids
+            del ids[bisect_left(ids, entry_id)]
+        return nack
+
+    def first(self) -> StreamID | None:
+        return self._ids[0] if self._ids else None
+
+    def last(self) -> StreamID | None:
+        return self._ids[-1] if self._ids else None
+
+    def range(
+        self, start: StreamID, end: StreamID, count: int = 0
+    ) -> Iterator[tuple[StreamID, Nack]]:
+        """Entries with start <= id <= end in ID order, at most `count` (0 = all)."""
+        ids = self._ids
+        lo = bisect_left(ids, start)
+        hi = bisect_right(ids, end)
+        if count:
+            hi = min(hi, lo + count)
+        for entry_id in ids[lo:hi]:
+            yield entry_id, self._map[entry_id]
+
+    def after(self, entry_id: StreamID) -> Iterator[tuple[StreamID, Nack]]:
+        """Entries with id > entry_id, in order."""
+        ids = self._ids
+        for i in range(bisect_right(ids, entry_id), len(ids)):
+            yield ids[i], self._map[ids[i]]
+
+    def items(self) -> Iterator[tuple[StreamID, Nack]]:
+        for entry_id in list(self._ids):
+            yield entry_id, self._map[entry_id]
+
+
+class Consumer:
+    __slots__ = ("active_time", "name", "pel", "seen_time")
+
+    def __init__(self, name: bytes, seen_time: int, active_time: int = -1) -> None:
+        self.name = name
+        self.seen_time = seen_time  # ms of the last interaction attempt
+        self.active_time = active_time  # ms of the last delivery or claim; -1 = never
+        self.pel = Pel()
+
+
+class ConsumerGroup:
+    __slots__ = ("consumers", "entries_read", "last_id", "name", "pel", "refs")
+
+    def __init__(
+        self,
+        name: bytes,
+        last_id: StreamID,
+        entries_read: int,
+        refs: dict[StreamID, set[bytes]],
+    ) -> None:
+        self.name = name
+        self.last_id = last_id  # last delivered ID
+        self.entries_read = entries_read  # logical reads counter, -1 = unknown
+        self.pel = Pel()  # every pending entry of the group
+        self.consumers: dict[bytes, Consumer] = {}
+        self.refs = refs  # the stream's cgroups_ref, shared by all its groups
+
+    def consumer(self, name: bytes) -> Consumer | None:
+        return self.consumers.get(name)
+
+    def create_consumer(self, name: bytes, seen_time: int) -> Consumer:
+        assert name not in self.consumers
+        c = Consumer(name, seen_time)
+        self.consumers[name] = c
+        return c
+
+    def delete_consumer(self, name: bytes) -> int:
+        """Drop a consumer and its pending entries; returns how many it had."""
+        c = self.consumers.pop(name)
+        pending = len(c.pel)
+        for entry_id, _ in c.pel.items():
+            self.pel.remove(entry_id)
+            self._unref(entry_id)
+        return pending
+
+    def add_pending(
+        self, entry_id: StreamID, consumer: Consumer | None, time: int, count: int
+    ) -> Nack:
+        nack = Nack(consumer, time, count)
+        self.pel.add(entry_id, nack)
+        if consumer is not None:
+            consumer.pel.add(entry_id, nack)
+        self.refs.setdefault(entry_id, set()).add(self.name)
+        return nack
+
+    def remove_pending(self, entry_id: StreamID) -> Nack | None:
+        nack = self.pel.remove(entry_id)
+        if nack is None:
+            return None
+        if nack.consumer is not None:
+            nack.consumer.pel.remove(entry_id)
+        self._unref(entry_id)
+        return nack
+
+    def assign(self, entry_id: StreamID, nack: Nack, consumer: Consumer | None) -> None:
+        """Move a pending entry to another owner (or to none)."""
+        if nack.consumer is consumer:
+            return
+        if nack.consumer is not None:
+            nack.consumer.pel.remove(entry_id)
+        nack.consumer = consumer
+        if consumer is not None:
+            consumer.pel.add(entry_id, nack)
+
+    def forget(self) -> None:
+        """Release every reference this group holds (the group is being destroyed)."""
+        for entry_id, _ in self.pel.items():
+            self._unref(entry_id)
+
+    def _unref(self, entry_id: StreamID) -> None:
+        holders = self.refs.get(entry_id)
+        if holders is not None:
+            holders.discard(self.name)
+            if not holders:
+                del self.refs[entry_id]
+
+
+def check_groups(cgroups: dict[bytes, ConsumerGroup], refs: dict[StreamID, set[bytes]]) -> None:
+    """Assert that group PELs, consumer PELs and cgroups_ref agree."""
+    expected: dict[StreamID, set[bytes]] = {}
+    for name, g in cgroups.items():
+        assert g.name == name, f"group {name!r} is filed under another name"
+        assert g.refs is refs, f"group {name!r} does not share the stream's cgroups_ref"
+        assert g.pel._ids == sorted(g.pel._map), f"group {name!r} PEL out of order"
+        owned = 0
+        for c in g.consumers.values():
+            assert c.pel._ids == sorted(c.pel._map), f"consumer {c.name!r} PEL out of order"
+            for entry_id, nack in c.pel.items():
+                assert g.pel.get(entry_id) is nack, f"{c.name!r} owns {entry_id} not in group PEL"
+                assert nack.consumer is c, f"{entry_id} in {c.name!r}'s PEL has another owner"
+                owned += 1
+        for entry_id, nack in g.pel.items():
+            if nack.consumer is not None:
+                owner = g.consumers.get(nack.consumer.name)
+                assert owner is nack.consumer, f"{entry_id} owned by a deleted consumer"
+                assert nack.consumer.pel.get(entry_id) is nack, f"{entry_id} missing in owner PEL"
+            expected.setdefault(entry_id, set()).add(name)
+        assert owned == sum(1 for _, n in g.pel.items() if n.consumer is not None)
+    assert refs == expected, "cgroups_ref disagrees with the group PELs"
