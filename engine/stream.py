@@ -231,7 +231,7 @@ class Stream:
         limit: int,
         policy: Policy = "KEEPREF",
         referenced: Callable[[StreamID], bool] | None = None,
-        on_delete: Callable[[StreamID], None] | None = None,
+        on_delete: Callable[[StreamID], object] | None = None,
     ) -> tuple[int, StreamID | None]:
         """Trim from the head as streamTrim does. Returns (entries removed, stop-node first ID).
 
@@ -291,7 +291,7 @@ class Stream:
         minid: StreamID | None,
         policy: Policy,
         referenced: Callable[[StreamID], bool] | None,
-        on_delete: Callable[[StreamID], None] | None,
+        on_delete: Callable[[StreamID], object] | None,
     ) -> tuple[bool, int, bool]:
         """Tombstone entries inside one node. Returns (trim finished, removed, node freed)."""
         live, deleted, _ = node.counts(lp)

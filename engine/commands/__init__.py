@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..context import Ctx
 from ..errors import unknown_command, unknown_subcommand, wrong_arity
 from ..reply import Reply
-from . import add_trim, claim, delete, groups, info, keys, read, readgroup
+from . import add_trim, claim, delete, delex, groups, info, keys, read, readgroup
 
 Handler = Callable[[Ctx], Reply]
 
@@ -41,6 +41,8 @@ COMMANDS: dict[bytes, Command] = dict(
         _cmd("xtrim", add_trim.xtrim, -4, True),
         _cmd("xdel", delete.xdel, -3, True),
         _cmd("xsetid", delete.xsetid, -3, True),
+        _cmd("xdelex", delex.xdelex, -5, True),
+        _cmd("xackdel", delex.xackdel, -6, True),
         _cmd("xlen", read.xlen, 2, False),
         _cmd("xrange", read.xrange, -4, False),
         _cmd("xrevrange", read.xrevrange, -4, False),

@@ -16,15 +16,17 @@ replayed trims are exact and unlimited. XTRIM ships `XTRIM key MAXLEN|MINID = t 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from ..context import Argv, Ctx
 from ..errors import StreamError, syntax_error, wrong_arity
 from ..ids import MAX_ID, StreamID, next_auto_id, parse_id, parse_strict
+from ..refs import drop_refs, is_referenced
 from ..reply import Reply
 from ..stream import LISTPACK_MAX_SIZE, Policy, Stream
-from .args import parse_ll, word
+from .args import cstr, parse_ll, word
 
-_POLICIES: dict[bytes, Policy] = {b"keepref": "KEEPREF", b"delref": "DELREF", b"acked": "ACKED"}
+POLICIES: dict[bytes, Policy] = {b"keepref": "KEEPREF", b"delref": "DELREF", b"acked": "ACKED"}
 
 
 @dataclass(slots=True)
@@ -55,15 +57,15 @@ def parse_add_trim(ctx: Ctx, xadd: bool) -> AddTrimArgs:
         more = argc - 1 - i
         opt = argv[i]
         w = word(opt)
-        if xadd and opt == b"*":
+        if xadd and cstr(opt) == b"*":
             break
         if w in (b"maxlen", b"minid") and more:
             if a.trims:
                 raise StreamError(
                     "syntax error, MAXLEN and MINID options at the same time are not compatible"
                 )
-            if more >= 2 and argv[i + 1] in (b"~", b"="):
-                a.approx = argv[i + 1] == b"~"
+            if more >= 2 and cstr(argv[i + 1]) in (b"~", b"="):
+                a.approx = cstr(argv[i + 1]) == b"~"
                 i += 1
             if w == b"maxlen":
                 maxlen = parse_ll(argv[i + 1])
@@ -79,8 +81,8 @@ def parse_add_trim(ctx: Ctx, xadd: bool) -> AddTrimArgs:
                 raise StreamError("The LIMIT argument must be >= 0.")
             a.limit_given = True
             i += 1
-        elif w in _POLICIES and not a.policy_given:
-            a.policy = _POLICIES[w]
+        elif w in POLICIES and not a.policy_given:
+            a.policy = POLICIES[w]
             a.policy_given = True
         elif xadd and w == b"nomkstream":
             a.nomkstream = True
@@ -129,10 +131,10 @@ def xadd(ctx: Ctx) -> Reply:
     s = ctx.keyspace.stream(key)
     if s is None and a.nomkstream:
         return None
-    if sum(map(len, argv[fpos:])) > LISTPACK_MAX_SIZE:
-        raise StreamError("Elements are too large to be stored")
     last = s.last_id if s is not None else StreamID(0, 0)
     entry_id = _choose_id(a, last, ctx.now_ms)
+    if sum(map(len, argv[fpos:])) > LISTPACK_MAX_SIZE:  # after the ID checks, as streamAppendItem
+        raise StreamError("Elements are too large to be stored")
     if s is None:
         s = ctx.keyspace.stream_or_create(key)
     cfg = ctx.config
@@ -176,7 +178,15 @@ def _choose_id(a: AddTrimArgs, last: StreamID, now_ms: int) -> StreamID:
 
 def _trim(s: Stream, a: AddTrimArgs) -> Argv | None:
     """Run the trim; return the exact `MAXLEN|MINID = t` words to ship, or None if no-op."""
-    removed, stop_first = s.trim(a.maxlen, a.minid, a.approx, a.limit, a.policy)
+    removed, stop_first = s.trim(
+        a.maxlen,
+        a.minid,
+        a.approx,
+        a.limit,
+        a.policy,
+        referenced=partial(is_referenced, s) if a.policy == "ACKED" else None,
+        on_delete=partial(drop_refs, s) if a.policy == "DELREF" else None,
+    )
     if not removed:
         return None
     if a.maxlen is not None:

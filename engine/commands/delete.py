@@ -5,10 +5,29 @@ from __future__ import annotations
 
 from ..context import Ctx
 from ..errors import NO_SUCH_KEY, StreamError, syntax_error
-from ..ids import MIN_ID, parse_strict
+from ..ids import MIN_ID, StreamID, parse_strict
 from ..reply import OK, Reply
+from ..stream import Stream
 from .args import parse_ll, word
 from .read import last_valid_id
+
+
+def delete_entries(s: Stream, ids: list[StreamID]) -> list[bool]:
+    """Tombstone live entries as XDEL does (max_deleted_entry_id, first_id kept right)."""
+    done = []
+    first_hit = False
+    for eid in ids:
+        ok = s.delete(eid)
+        done.append(ok)
+        if ok:
+            s.max_deleted_entry_id = max(s.max_deleted_entry_id, eid)
+            first_hit = first_hit or eid == s.first_id
+    if any(done):
+        if not s.length:
+            s.first_id = MIN_ID
+        elif first_hit:
+            s.refresh_first_id()
+    return done
 
 
 def xdel(ctx: Ctx) -> Reply:
@@ -17,18 +36,9 @@ def xdel(ctx: Ctx) -> Reply:
     if s is None:
         return 0
     ids = [parse_strict(a) for a in ctx.argv[2:]]
-    deleted = []
-    first_hit = False
-    for eid in ids:
-        if s.delete(eid):
-            deleted.append(eid)
-            s.max_deleted_entry_id = max(s.max_deleted_entry_id, eid)
-            first_hit = first_hit or eid == s.first_id
+    done = delete_entries(s, ids)
+    deleted = [e for e, ok in zip(ids, done, strict=True) if ok]
     if deleted:
-        if not s.length:
-            s.first_id = MIN_ID
-        elif first_hit:
-            s.refresh_first_id()
         ctx.propagate([b"XDEL", key, *(e.encode() for e in deleted)])
     return len(deleted)
 

@@ -1,0 +1,97 @@
+"""XDELEX and XACKDEL (Redis 8.2): deletions and acknowledgements with a reference policy.
+
+    XDELEX  key [KEEPREF|DELREF|ACKED] IDS numids id ...
+        per ID: 1 deleted, -1 no such entry, 2 kept because still referenced (ACKED)
+    XACKDEL key group [KEEPREF|DELREF|ACKED] IDS numids id ...
+        per ID: 1 acknowledged and deleted (or already gone), 2 acknowledged but kept (ACKED,
+        another group still needs it), -1 not in this group's PEL
+
+Options may come before or after the IDS block; every ID is parsed before anything changes.
+Both ship themselves verbatim whenever anything changed, *including* an XDELEX DELREF that only
+dropped PEL references to an entry that was already gone: Redis does not propagate that case
+and its replicas keep the references (propagation.md B2).
+"""
+
+from __future__ import annotations
+
+from ..context import Ctx
+from ..errors import StreamError, syntax_error
+from ..ids import StreamID, parse_strict
+from ..refs import drop_refs, is_referenced
+from ..reply import Reply
+from ..stream import Policy, Stream
+from .add_trim import POLICIES
+from .args import parse_ll, word
+from .delete import delete_entries
+
+
+def parse_policy_ids(argv: list[bytes], start: int) -> tuple[Policy, list[StreamID]]:
+    policy: Policy = "KEEPREF"
+    policy_given = False
+    raw: list[bytes] | None = None
+    i = start
+    while i < len(argv):
+        w = word(argv[i])
+        if w in POLICIES and not policy_given:
+            policy, policy_given = POLICIES[w], True
+            i += 1
+        elif w == b"ids" and raw is None and i + 1 < len(argv):
+            n = parse_ll(argv[i + 1], "Number of IDs must be a positive integer")
+            if n <= 0:
+                raise StreamError("Number of IDs must be a positive integer")
+            if n > len(argv) - i - 2:
+                raise StreamError("The `numids` parameter must match the number of arguments")
+            raw = argv[i + 2 : i + 2 + n]
+            i += 2 + n
+        else:
+            raise syntax_error()
+    if raw is None:
+        raise StreamError("IDS option is required")
+    return policy, [parse_strict(a) for a in raw]
+
+
+def _delete_one(s: Stream, entry_id: StreamID, policy: Policy) -> int:
+    """Delete under a policy: 1 deleted, -1 no such entry, 2 kept (still referenced)."""
+    if policy == "ACKED" and is_referenced(s, entry_id) and s.get(entry_id) is not None:
+        return 2
+    deleted = delete_entries(s, [entry_id])[0]
+    if policy == "DELREF":
+        drop_refs(s, entry_id)
+    return 1 if deleted else -1
+
+
+def xdelex(ctx: Ctx) -> Reply:
+    argv = ctx.argv
+    s = ctx.keyspace.stream(argv[1])
+    policy, ids = parse_policy_ids(argv, 2)
+    if s is None:
+        return [-1] * len(ids)
+    changed = False
+    out: list[Reply] = []
+    for entry_id in ids:
+        refs_before = entry_id in s.cgroups_ref
+        res = _delete_one(s, entry_id, policy)
+        out.append(res)
+        changed = changed or res == 1 or (refs_before and entry_id not in s.cgroups_ref)
+    if changed:
+        ctx.propagate(list(argv))
+    return out
+
+
+def xackdel(ctx: Ctx) -> Reply:
+    argv = ctx.argv
+    s = ctx.keyspace.stream(argv[1])
+    policy, ids = parse_policy_ids(argv, 3)
+    g = s.cgroups.get(argv[2]) if s is not None else None
+    if s is None or g is None:
+        return [-1] * len(ids)
+    out: list[Reply] = []
+    for entry_id in ids:
+        if g.remove_pending(entry_id) is None:
+            out.append(-1)
+            continue
+        res = _delete_one(s, entry_id, policy)
+        out.append(2 if res == 2 else 1)
+    if any(r != -1 for r in out):
+        ctx.propagate(list(argv))
+    return out
