@@ -36,6 +36,9 @@ def value_digest(value: Value) -> bytes:
     h.update(b"stream")
     for n in (s.length, s.entries_added, s.idmp_duration, s.idmp_maxsize):
         h.update(_U64.pack(n))
+    h.update(_U64.pack(s.iids_added) + _U64.pack(s.iids_duplicates))
+    for (pid, iid), entry_id in s.idmp_order.items():
+        h.update(b"idmp" + _chunk(pid) + _chunk(iid) + entry_id.key())
     for i in (s.last_id, s.first_id, s.max_deleted_entry_id):
         h.update(i.key())
     for eid, fv in s.range(MIN_ID, MAX_ID):

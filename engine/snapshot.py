@@ -13,7 +13,8 @@
                     groups u32 | per group: name | last_id 16 | entries_read i64 |
                       consumers u32 x (name | seen_time i64 | active_time i64) |
                       pel u32 x (ID 16 | delivery_time i64 | delivery_count i64 | owner)
-                    (owner: a consumer name, or u32 0xFFFFFFFF for a released entry)
+                    (owner: a consumer name, or u32 0xFFFFFFFF for a released entry) |
+                    idmp records u32 x (pid | iid | entry ID 16), oldest first
 
 All integers are big-endian; IDs are their 16-byte rax keys. `dump_chunks` yields the snapshot
 in pieces of about `chunk_size` bytes (node bytes are never copied into an intermediate
@@ -79,9 +80,9 @@ def dump_chunks(engine: _Protocol, chunk_size: int = 1 << 20) -> Iterator[bytes]
                     h.update(chunk)
                     yield chunk
                     buf, size = [], 0
-            groups = _groups(value)
-            buf.append(groups)
-            size += len(groups)
+            tail = _groups(value) + _idmp(value)
+            buf.append(tail)
+            size += len(tail)
     buf.append(bytes((_END,)))
     chunk = b"".join(buf)
     h.update(chunk)
@@ -109,6 +110,13 @@ def _groups(s: Stream) -> bytes:
                 parts.append(_NO_OWNER)
             else:
                 parts += [_U32.pack(len(nack.consumer.name)), nack.consumer.name]
+    return b"".join(parts)
+
+
+def _idmp(s: Stream) -> bytes:
+    parts = [_U32.pack(len(s.idmp_order))]
+    for (pid, iid), entry_id in s.idmp_order.items():
+        parts += [_U32.pack(len(pid)), pid, _U32.pack(len(iid)), iid, entry_id.key()]
     return b"".join(parts)
 
 
@@ -212,6 +220,15 @@ def _stream(body: memoryview, pos: int, deep: bool) -> tuple[Stream, int]:
     if live_total != s.length:
         raise ValueError(f"stream length {s.length} != live entries {live_total}")
     pos = _load_groups(body, pos, s)
+    (nrecords,) = _U32.unpack_from(body, pos)
+    pos += 4
+    for _ in range(nrecords):
+        pid, pos = _bytes(body, pos)
+        iid, pos = _bytes(body, pos)
+        s.idmp.setdefault(pid, {})[iid] = s.idmp_order[(pid, iid)] = StreamID.from_key(
+            bytes(body[pos : pos + 16])
+        )
+        pos += 16
     if deep:
         check_stream(s)
     return s, pos

@@ -46,8 +46,10 @@ class Stream:
         "cgroups_ref",
         "entries_added",
         "first_id",
+        "idmp",
         "idmp_duration",
         "idmp_maxsize",
+        "idmp_order",
         "iids_added",
         "iids_duplicates",
         "last_id",
@@ -69,6 +71,8 @@ class Stream:
         self.idmp_maxsize = 100  # IIDs kept per producer (stream-idmp-maxsize)
         self.iids_added = 0  # IDMP appends accepted
         self.iids_duplicates = 0  # IDMP appends answered from history
+        self.idmp: dict[bytes, dict[bytes, StreamID]] = {}  # pid -> iid -> entry ID (idmp.py)
+        self.idmp_order: dict[tuple[bytes, bytes], StreamID] = {}  # all records, oldest first
         self._tail: tuple[bytes, bytearray, StreamID, tuple[bytes, ...]] | None = None
 
     # -- appending -----------------------------------------------------------------------

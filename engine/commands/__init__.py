@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..context import Ctx
 from ..errors import unknown_command, unknown_subcommand, wrong_arity
 from ..reply import Reply
-from . import add_trim, claim, delete, delex, groups, info, keys, read, readgroup
+from . import add_trim, claim, delete, delex, groups, idmpcmds, info, keys, read, readgroup
 
 Handler = Callable[[Ctx], Reply]
 
@@ -43,6 +43,10 @@ COMMANDS: dict[bytes, Command] = dict(
         _cmd("xsetid", delete.xsetid, -3, True),
         _cmd("xdelex", delex.xdelex, -5, True),
         _cmd("xackdel", delex.xackdel, -6, True),
+        _cmd("xcfgset", idmpcmds.xcfgset, -2, True),
+        _cmd("xidmprecord", idmpcmds.xidmprecord, 5, True),
+        _cmd("xidmpexpire", idmpcmds.xidmpexpire, 3, True),
+        _cmd("xidmpdup", idmpcmds.xidmpdup, 4, True),
         _cmd("xlen", read.xlen, 2, False),
         _cmd("xrange", read.xrange, -4, False),
         _cmd("xrevrange", read.xrevrange, -4, False),

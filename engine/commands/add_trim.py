@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
+from .. import idmp
 from ..context import Argv, Ctx
 from ..errors import StreamError, syntax_error, wrong_arity
 from ..ids import MAX_ID, StreamID, next_auto_id, parse_id, parse_strict
@@ -42,6 +43,8 @@ class AddTrimArgs:
     entry_id: StreamID | None = None  # None for `*`
     seq_given: bool = True
     next_index: int = 0  # XADD: index of the ID argument
+    idmp_pid: bytes | None = None  # IDMP / IDMPAUTO producer ID
+    idmp_iid: bytes | None = None  # IDMP idempotent ID (None with IDMPAUTO)
 
     @property
     def trims(self) -> bool:
@@ -86,6 +89,8 @@ def parse_add_trim(ctx: Ctx, xadd: bool) -> AddTrimArgs:
             a.policy_given = True
         elif xadd and w == b"nomkstream":
             a.nomkstream = True
+        elif xadd and ((w == b"idmpauto" and more) or (w == b"idmp" and more >= 2)):
+            i = _parse_idmp(argv, i, a)
         elif xadd:
             a.entry_id, a.seq_given = parse_id(opt, strict=True, allow_auto_seq=True)
             break
@@ -94,7 +99,25 @@ def parse_add_trim(ctx: Ctx, xadd: bool) -> AddTrimArgs:
         i += 1
     a.next_index = i
     _settle_limit(ctx, a, xadd)
+    if a.idmp_pid is not None and a.entry_id is not None and not ctx.replicated:
+        raise StreamError("syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs")
     return a
+
+
+def _parse_idmp(argv: Argv, i: int, a: AddTrimArgs) -> int:
+    """IDMPAUTO pid | IDMP pid iid; returns the index of the last word consumed."""
+    name = "IDMPAUTO" if word(argv[i]) == b"idmpauto" else "IDMP"
+    if a.idmp_pid is not None:
+        raise StreamError("syntax error, IDMP/IDMPAUTO specified multiple times")
+    if not argv[i + 1]:
+        raise StreamError(f"syntax error, {name} requires a non-empty producer ID")
+    a.idmp_pid = argv[i + 1]
+    if name == "IDMPAUTO":
+        return i + 1
+    if not argv[i + 2]:
+        raise StreamError("syntax error, IDMP requires a non-empty idempotent ID")
+    a.idmp_iid = argv[i + 2]
+    return i + 2
 
 
 def _settle_limit(ctx: Ctx, a: AddTrimArgs, xadd: bool) -> None:
@@ -131,6 +154,12 @@ def xadd(ctx: Ctx) -> Reply:
     s = ctx.keyspace.stream(key)
     if s is None and a.nomkstream:
         return None
+    iid = None
+    if a.idmp_pid is not None:
+        iid = a.idmp_iid if a.idmp_iid is not None else idmp.auto_iid(fields, values)
+        prior = _idmp_duplicate(ctx, s, key, a.idmp_pid, iid)
+        if prior is not None:
+            return prior
     last = s.last_id if s is not None else StreamID(0, 0)
     entry_id = _choose_id(a, last, ctx.now_ms)
     if sum(map(len, argv[fpos:])) > LISTPACK_MAX_SIZE:  # after the ID checks, as streamAppendItem
@@ -144,12 +173,30 @@ def xadd(ctx: Ctx) -> Reply:
     effect: Argv = [b"XADD", key]
     if a.policy != "KEEPREF":
         effect.append(a.policy.encode())
+    if a.idmp_pid is not None and iid is not None:
+        idmp.record(s, a.idmp_pid, iid, entry_id)
+        s.iids_added += 1
+        effect += [b"IDMP", a.idmp_pid, iid]
     if trim is not None:
         effect += trim
     effect.append(entry_id.encode())
     effect += argv[fpos:]
     ctx.propagate(effect)
     return entry_id.encode()
+
+
+def _idmp_duplicate(ctx: Ctx, s: Stream | None, key: bytes, pid: bytes, iid: bytes) -> bytes | None:
+    """The original ID if (pid, iid) was already appended (after expiring old records)."""
+    if s is None:
+        return None
+    if not ctx.replicated and idmp.expire(s, ctx.now_ms):
+        ctx.propagate([b"XIDMPEXPIRE", key, b"%d" % ctx.now_ms])
+    prior = idmp.lookup(s, pid, iid)
+    if prior is None:
+        return None
+    s.iids_duplicates += 1
+    ctx.propagate([b"XIDMPDUP", key, pid, iid])
+    return prior.encode()
 
 
 def _choose_id(a: AddTrimArgs, last: StreamID, now_ms: int) -> StreamID:

@@ -6,6 +6,7 @@ real rax, so they match Redis whenever node layout does.
 
 from __future__ import annotations
 
+from .. import idmp
 from ..context import Ctx
 from ..errors import NO_SUCH_KEY, StreamError, bad_subcommand_args
 from ..groups import INVALID_ENTRIES_READ, ConsumerGroup
@@ -54,7 +55,7 @@ def xinfo_stream(ctx: Ctx) -> Reply:
             count = parse_ll(argv[5])
             if count < 0:
                 count = 10
-    info = _summary(s)
+    info = _summary(s, ctx.now_ms)
     if full:
         info.append((b"entries", s.range(MIN_ID, MAX_ID, count)))  # type: ignore[arg-type]
         info.append((b"groups", [_group_full(s, s.cgroups[n], count) for n in sorted(s.cgroups)]))
@@ -67,7 +68,8 @@ def xinfo_stream(ctx: Ctx) -> Reply:
     return info
 
 
-def _summary(s: Stream) -> ReplyMap:
+def _summary(s: Stream, now_ms: int) -> ReplyMap:
+    pids, iids = idmp.live_counts(s, now_ms)
     return ReplyMap(
         [
             (b"length", s.length),
@@ -79,8 +81,8 @@ def _summary(s: Stream) -> ReplyMap:
             (b"recorded-first-entry-id", s.first_id.encode()),
             (b"idmp-duration", s.idmp_duration),
             (b"idmp-maxsize", s.idmp_maxsize),
-            (b"pids-tracked", 0),
-            (b"iids-tracked", 0),
+            (b"pids-tracked", pids),
+            (b"iids-tracked", iids),
             (b"iids-added", s.iids_added),
             (b"iids-duplicates", s.iids_duplicates),
         ]
