@@ -56,6 +56,7 @@ def _group_digest(h: hashlib.blake2b, g: ConsumerGroup) -> None:
         owner = nack.consumer.name if nack.consumer is not None else b""
         h.update(entry_id.key() + _chunk(owner))
         h.update(_I64.pack(nack.delivery_time) + _I64.pack(nack.delivery_count))
+    h.update(b"nacked" + b"".join(i.key() for i in g.nacked))
     for name in sorted(g.consumers):
         c = g.consumers[name]
         h.update(b"consumer" + _chunk(name) + _I64.pack(c.seen_time) + _I64.pack(c.active_time))

@@ -8,13 +8,15 @@
             seen_time    last time the consumer attempted an interaction (ms)
             active_time  last time it was delivered/claimed something, -1 never
             pel          Pel: the subset of the group PEL it owns (the same Nack objects)
+        nacked         IDs released by XNACK (owner None), in release order: the "NACK zone"
+                       that XREADGROUP CLAIM serves first
     Nack: delivery_time (ms), delivery_count, consumer (None once released by XNACK)
     Stream.cgroups_ref: ID -> set of group names whose PEL holds it
 
 Invariants (check_groups verifies them): a Nack is in its owner's PEL iff it is in the group
 PEL and owned by that consumer; cgroups_ref has exactly the IDs held by some group PEL, with
-exactly those groups. All mutation of PELs goes through ConsumerGroup methods, which keep the
-three structures in step.
+exactly those groups; `nacked` holds exactly the unowned PEL entries. All mutation of PELs
+goes through ConsumerGroup methods, which keep these structures in step.
 """
 
 from __future__ import annotations
@@ -110,7 +112,7 @@ class Consumer:
 
 
 class ConsumerGroup:
-    __slots__ = ("consumers", "entries_read", "last_id", "name", "pel", "refs")
+    __slots__ = ("consumers", "entries_read", "last_id", "nacked", "name", "pel", "refs")
 
     def __init__(
         self,
@@ -124,6 +126,7 @@ class ConsumerGroup:
         self.entries_read = entries_read  # logical reads counter, -1 = unknown
         self.pel = Pel()  # every pending entry of the group
         self.consumers: dict[bytes, Consumer] = {}
+        self.nacked: dict[StreamID, None] = {}  # unowned PEL entries, in release order
         self.refs = refs  # the stream's cgroups_ref, shared by all its groups
 
     def consumer(self, name: bytes) -> Consumer | None:
@@ -151,6 +154,8 @@ class ConsumerGroup:
         self.pel.add(entry_id, nack)
         if consumer is not None:
             consumer.pel.add(entry_id, nack)
+        else:
+            self.nacked[entry_id] = None
         self.refs.setdefault(entry_id, set()).add(self.name)
         return nack
 
@@ -160,6 +165,8 @@ class ConsumerGroup:
             return None
         if nack.consumer is not None:
             nack.consumer.pel.remove(entry_id)
+        else:
+            del self.nacked[entry_id]
         self._unref(entry_id)
         return nack
 
@@ -169,9 +176,20 @@ class ConsumerGroup:
             return
         if nack.consumer is not None:
             nack.consumer.pel.remove(entry_id)
+        else:
+            del self.nacked[entry_id]
         nack.consumer = consumer
         if consumer is not None:
             consumer.pel.add(entry_id, nack)
+        else:
+            self.nacked[entry_id] = None
+
+    def release(self, entry_id: StreamID, nack: Nack) -> None:
+        """XNACK: the entry loses its owner and goes to the back of the NACK zone."""
+        self.assign(entry_id, nack, None)
+        self.nacked.pop(entry_id, None)
+        self.nacked[entry_id] = None
+        nack.delivery_time = 0
 
     def forget(self) -> None:
         """Release every reference this group holds (the group is being destroyed)."""
@@ -207,4 +225,6 @@ def check_groups(cgroups: dict[bytes, ConsumerGroup], refs: dict[StreamID, set[b
                 assert nack.consumer.pel.get(entry_id) is nack, f"{entry_id} missing in owner PEL"
             expected.setdefault(entry_id, set()).add(name)
         assert owned == sum(1 for _, n in g.pel.items() if n.consumer is not None)
+        unowned = {i for i, n in g.pel.items() if n.consumer is None}
+        assert set(g.nacked) == unowned, f"group {name!r} NACK zone disagrees with its PEL"
     assert refs == expected, "cgroups_ref disagrees with the group PELs"

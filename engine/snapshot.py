@@ -13,6 +13,7 @@
                     groups u32 | per group: name | last_id 16 | entries_read i64 |
                       consumers u32 x (name | seen_time i64 | active_time i64) |
                       pel u32 x (ID 16 | delivery_time i64 | delivery_count i64 | owner)
+                      nacked u32 x ID 16 (the NACK zone, in release order)
                     (owner: a consumer name, or u32 0xFFFFFFFF for a released entry) |
                     idmp records u32 x (pid | iid | entry ID 16), oldest first
 
@@ -110,6 +111,8 @@ def _groups(s: Stream) -> bytes:
                 parts.append(_NO_OWNER)
             else:
                 parts += [_U32.pack(len(nack.consumer.name)), nack.consumer.name]
+        parts.append(_U32.pack(len(g.nacked)))
+        parts += [entry_id.key() for entry_id in g.nacked]
     return b"".join(parts)
 
 
@@ -271,6 +274,15 @@ def _load_groups(body: memoryview, pos: int, s: Stream) -> int:
             if entry_id in g.pel:
                 raise ValueError(f"duplicate PEL entry {entry_id}")
             g.add_pending(entry_id, owner, time, count)
+        (nnacked,) = _U32.unpack_from(body, pos)
+        pos += 4
+        order = [
+            StreamID.from_key(bytes(body[pos + 16 * k : pos + 16 * k + 16])) for k in range(nnacked)
+        ]
+        pos += 16 * nnacked
+        if set(order) != set(g.nacked) or len(order) != len(g.nacked):
+            raise ValueError(f"group {name!r} NACK zone disagrees with its PEL")
+        g.nacked = dict.fromkeys(order)
     return pos
 
 

@@ -14,7 +14,19 @@ from dataclasses import dataclass
 from ..context import Ctx
 from ..errors import unknown_command, unknown_subcommand, wrong_arity
 from ..reply import Reply
-from . import add_trim, claim, delete, delex, groups, idmpcmds, info, keys, read, readgroup
+from . import (
+    add_trim,
+    claim,
+    delete,
+    delex,
+    groups,
+    idmpcmds,
+    info,
+    keys,
+    nack,
+    read,
+    readgroup,
+)
 
 Handler = Callable[[Ctx], Reply]
 
@@ -43,6 +55,7 @@ COMMANDS: dict[bytes, Command] = dict(
         _cmd("xsetid", delete.xsetid, -3, True),
         _cmd("xdelex", delex.xdelex, -5, True),
         _cmd("xackdel", delex.xackdel, -6, True),
+        _cmd("xnack", nack.xnack, -7, True),
         _cmd("xcfgset", idmpcmds.xcfgset, -2, True),
         _cmd("xidmprecord", idmpcmds.xidmprecord, 5, True),
         _cmd("xidmpexpire", idmpcmds.xidmpexpire, 3, True),

@@ -23,6 +23,7 @@ from ..ids import MAX_ID, StreamID, parse_strict
 from ..lag import advance
 from ..reply import NULL_ARRAY, Reply
 from ..stream import Stream
+from .args import cstr
 from .groupbase import claim_effect, consumer_effect, nogroup, setid_effect
 from .read import ReadOptions, last_valid_id, parse_read_options
 
@@ -46,10 +47,12 @@ def xreadgroup(ctx: Ctx) -> Reply:
         g = s.cgroups.get(o.group) if s is not None else None
         if s is None or g is None:
             raise nogroup(key, o.group, " in XREADGROUP with GROUP option")
-        arg = argv[o.streams_at + n + k]
+        arg = cstr(argv[o.streams_at + n + k])  # Redis compares these with strcmp
         if arg in (b"$", b"+"):
             raise StreamError(_MEANINGLESS.format(arg.decode()))
-        targets.append((key, s, g, _NEW if arg == b">" else parse_strict(arg)))
+        after = _NEW if arg == b">" else parse_strict(arg)
+        # Redis encodes `>` as the maximum ID, so an explicit max ID reads new entries too
+        targets.append((key, s, g, _NEW if after == MAX_ID else after))
     out: list[Reply] = []
     for key, s, g, after in targets:
         served = _serve(ctx, o, key, s, g, after)
@@ -144,12 +147,14 @@ def _claim_idle(
     """CLAIM: idle PEL entries first, released (unowned) ones before owned, oldest first."""
     assert o.claim_min_idle is not None
     now = ctx.now_ms
-    candidates = [
-        (nack.consumer is not None, nack.delivery_time, entry_id, nack)
+    released = [(i, g.pel.get(i)) for i in g.nacked]
+    owned = sorted(
+        (nack.delivery_time, entry_id, nack)
         for entry_id, nack in g.pel.items()
-        if nack.consumer is None or now - nack.delivery_time >= o.claim_min_idle
-    ]
-    candidates.sort(key=lambda t: (t[0], t[1], t[2]))
+        if nack.consumer is not None and now - nack.delivery_time >= o.claim_min_idle
+    )
+    candidates = [(0, 0, i, n) for i, n in released if n is not None]
+    candidates += [(1, t, i, n) for t, i, n in owned]
     out: list[Reply] = []
     for _, _, entry_id, nack in candidates:
         if o.count and len(out) >= o.count:
