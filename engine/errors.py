@@ -64,29 +64,35 @@ def wrong_arity(fullname: str) -> StreamError:
     return StreamError(f"wrong number of arguments for '{fullname}' command")
 
 
+def _cformat(b: bytes, limit: int = 128) -> bytes:
+    """What C's `%.<limit>s` prints of an argument: up to its first NUL, at most `limit` bytes."""
+    return b.split(b"\0", 1)[0][:limit]
+
+
 def _text(b: bytes) -> str:
-    # Error lines are single lines: Redis replaces CR/LF with spaces.
-    return b.decode("utf-8", "replace").replace("\r", " ").replace("\n", " ")
+    # Error lines are single lines: Redis replaces CR/LF with spaces. Bytes that are not UTF-8
+    # survive (surrogateescape), as resp.py encodes them back.
+    return b.decode("utf-8", "surrogateescape").replace("\r", " ").replace("\n", " ")
 
 
 def unknown_command(argv: list[bytes]) -> StreamError:
-    args = ""
+    args = b""
     for a in argv[1:]:
         if len(args) >= 128:
             break
-        args += f"'{_text(a)[: 128 - len(args)]}' "
-    name = _text(argv[0])[:128] if argv else ""
-    return StreamError(f"unknown command '{name}', with args beginning with: {args}")
+        args += b"'" + _cformat(a, 128 - len(args)) + b"' "
+    name = _cformat(argv[0]) if argv else b""
+    return StreamError(f"unknown command '{_text(name)}', with args beginning with: {_text(args)}")
 
 
 def unknown_subcommand(container: bytes, sub: bytes) -> StreamError:
     return StreamError(
-        f"unknown subcommand '{_text(sub)[:128]}'. Try {_text(container).upper()} HELP."
+        f"unknown subcommand '{_text(_cformat(sub))}'. Try {_text(container).upper()} HELP."
     )
 
 
 def bad_subcommand_args(container: str, sub: bytes) -> StreamError:
     return StreamError(
-        f"unknown subcommand or wrong number of arguments for '{_text(sub)[:128]}'. "
+        f"unknown subcommand or wrong number of arguments for '{_text(_cformat(sub))}'. "
         f"Try {container} HELP."
     )

@@ -1,14 +1,23 @@
 """Redis's glob matcher (stringmatchlen), for KEYS and SCAN MATCH.
 
 `*` any run, `?` any byte, `[abc]` / `[^abc]` / `[a-z]` classes, `\\x` a literal x. An
-unterminated class ends at the pattern's end, as in Redis. Matching is on bytes.
+unterminated class ends at the pattern's end, as in Redis. Matching is on bytes, with two C
+quirks kept: range bounds compare as signed chars (`[a-\\xff]` is the range -1..97), and an
+empty string matches only an empty pattern (callers treat a lone `*` as "everything").
 """
 
 from __future__ import annotations
 
 
 def match(pattern: bytes, s: bytes) -> bool:
+    if not s:  # stringmatchlen's loop never runs: only the empty pattern matches
+        return not pattern
     return _match(pattern, 0, s, 0)
+
+
+def _signed(c: int) -> int:
+    """A byte as x86's signed `char`: range ends and the tested byte compare this way."""
+    return c - 256 if c > 127 else c
 
 
 def _match(p: bytes, pi: int, s: bytes, si: int) -> bool:
@@ -61,8 +70,8 @@ def _klass(p: bytes, pi: int, ch: int) -> tuple[int, bool]:
         elif c == 93:  # ']'
             break
         elif pi + 2 < plen and p[pi + 1] == 45:  # a-z
-            lo, hi = sorted((c, p[pi + 2]))
-            hit = hit or lo <= ch <= hi
+            lo, hi = sorted((_signed(c), _signed(p[pi + 2])))
+            hit = hit or lo <= _signed(ch) <= hi
             pi += 2
         else:
             hit = hit or c == ch

@@ -92,14 +92,30 @@ def _encode_int_uncached(v: int) -> bytes:
     return b"\xf4" + _I64.pack(v) + b"\x09"
 
 
-_SMALL_INTS = tuple(_encode_int_uncached(v) for v in range(-4096, 4096))
+# encode_int(v) for -4096 <= v <= 4095 is SMALL_INTS[v + 4096]; hot loops index it directly.
+SMALL_INTS = tuple(_encode_int_uncached(v) for v in range(-4096, 4096))
 
 
 def encode_int(v: int) -> bytes:
     """One integer element, backlen included. `v` must fit in int64."""
     if -4096 <= v <= 4095:
-        return _SMALL_INTS[v + 4096]
+        return SMALL_INTS[v + 4096]
     return _encode_int_uncached(v)
+
+
+def int_size(v: int) -> int:
+    """len(encode_int(v)). Every size step (128, 4096, 32768, 2**23, 2**31) is a multiple of 128."""
+    if 0 <= v <= 127:
+        return 2
+    if -4096 <= v <= 4095:
+        return 3
+    if -32768 <= v <= 32767:
+        return 4
+    if -8388608 <= v <= 8388607:
+        return 5
+    if -2147483648 <= v <= 2147483647:
+        return 6
+    return 10
 
 
 def _as_int64(s: bytes) -> int | None:
@@ -120,15 +136,28 @@ def _as_int64(s: bytes) -> int | None:
     return None
 
 
+# The two constant bytes around a short (6-bit length) string, by length.
+_STR6_HEAD = tuple(bytes((0x80 | n,)) for n in range(64))
+_STR6_BACK = tuple(bytes((n + 1,)) for n in range(64))
+
+
 def encode_str(s: bytes) -> bytes:
     """One element for `s` as lpAppend stores it: an integer if `s` is one, else a string."""
     n = len(s)
-    if n <= 20 and n and (s[0] <= 57):  # digits and '-' sort below ':'
-        v = _as_int64(s)
-        if v is not None:
-            return encode_int(v)
+    if 0 < n <= 20 and s[0] <= 57:  # digits and '-' sort below ':'
+        if s.isdigit():  # the common case, inlined: a non-negative decimal
+            if n == 1 or s[0] != 48:
+                v = int(s)
+                if v < 4096:
+                    return SMALL_INTS[v + 4096]
+                if v <= _INT64_MAX:
+                    return _encode_int_uncached(v)
+        else:
+            w = _as_int64(s)
+            if w is not None:
+                return encode_int(w)
     if n < 64:
-        return bytes((0x80 | n,)) + s + bytes((n + 1,))
+        return _STR6_HEAD[n] + s + _STR6_BACK[n]
     if n < 4096:
         return bytes((0xE0 | (n >> 8), n & 0xFF)) + s + _backlen(n + 2)
     return b"\xf0" + _U32.pack(n) + s + _backlen(n + 5)
@@ -235,6 +264,36 @@ def get_int(lp: bytes | bytearray, pos: int) -> int:
     v, _ = get(lp, pos)
     assert isinstance(v, int), "expected an integer element"
     return v
+
+
+def read_int(lp: bytes | bytearray, pos: int) -> tuple[int, int]:
+    """The integer element at `pos` and the position of the next one."""
+    v, nxt = get(lp, pos)
+    assert isinstance(v, int), "expected an integer element"
+    return v, nxt
+
+
+# b"%d" % v for the 7-bit integers, the most common integer elements.
+UINT7_DIGITS = tuple(b"%d" % v for v in range(128))
+
+
+def get_bytes(lp: bytes, pos: int) -> tuple[bytes, int]:
+    """The element at `pos` as the string it was added as, and the position of the next one.
+
+    Integers come back in decimal, which is their original form (see the module comment).
+    """
+    b = lp[pos]
+    if b < 0x80:
+        return UINT7_DIGITS[b], pos + 2
+    if b < 0xC0:
+        end = pos + 1 + (b & 0x3F)
+        return lp[pos + 1 : end], end + 1
+    if 0xE0 <= b < 0xF0:
+        n = ((b & 0x0F) << 8) | lp[pos + 1]
+        end = pos + 2 + n
+        return lp[pos + 2 : end], end + (1 if n + 2 <= 127 else 2)
+    v, nxt = get(lp, pos)
+    return (v if isinstance(v, bytes) else b"%d" % v), nxt
 
 
 def decode_all(lp: bytes | bytearray, start: int = HEADER_SIZE) -> list[Element]:

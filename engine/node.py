@@ -37,6 +37,9 @@ FLAG_NONE = 0
 FLAG_DELETED = 1
 FLAG_SAMEFIELDS = 2
 
+Entry = list[bytes]  # field, value, field, value, ...
+RangeItem = list[bytes | Entry]  # [id, [field, value, ...]] as XRANGE replies
+
 _MASK64 = (1 << 64) - 1
 _SIGN64 = 1 << 63
 _ENC_ZERO = lp_.encode_int(0)
@@ -45,6 +48,7 @@ _ENC_SAME = lp_.encode_int(FLAG_SAMEFIELDS)
 _ENC_NONE = lp_.encode_int(FLAG_NONE)
 _encode_int = lp_.encode_int
 _encode_str = lp_.encode_str
+_SMALL = lp_.SMALL_INTS
 
 
 def delta(a: int, b: int) -> int:
@@ -73,6 +77,14 @@ def create(entry_id: StreamID, fields: Sequence[bytes], values: Sequence[bytes])
     return lp
 
 
+def encode_delta(a: int, b: int) -> bytes:
+    """The element storing `delta(a, b)`; IDs in one node are mostly a few apart."""
+    d = a - b
+    if -4096 <= d <= 4095:
+        return _SMALL[d + 4096]
+    return _encode_int(delta(a, b))
+
+
 def encode_entry(
     entry_id: StreamID,
     master_id: StreamID,
@@ -81,12 +93,13 @@ def encode_entry(
     samefields: bool,
 ) -> tuple[bytes, int]:
     """The encoded elements of one entry and their count."""
-    msd = _encode_int(delta(entry_id.ms, master_id.ms))
-    sqd = _encode_int(delta(entry_id.seq, master_id.seq))
+    msd = encode_delta(entry_id.ms, master_id.ms)
+    sqd = encode_delta(entry_id.seq, master_id.seq)
     nf = len(fields)
     if samefields:
-        body = b"".join(map(_encode_str, values))
-        return b"".join((_ENC_SAME, msd, sqd, body, _encode_int(nf + 3))), nf + 4
+        return b"".join(
+            (_ENC_SAME, msd, sqd, *map(_encode_str, values), _encode_int(nf + 3))
+        ), nf + 4
     pairs = []
     for f, v in zip(fields, values, strict=True):
         pairs.append(_encode_str(f))
@@ -96,7 +109,65 @@ def encode_entry(
     return b"".join((_ENC_NONE, msd, sqd, _encode_int(nf), body, lpc)), 2 * nf + 5
 
 
-def counts(lp: bytearray) -> tuple[int, int, int]:
+def append_run(
+    lp: bytearray,
+    master_id: StreamID,
+    mfields: tuple[bytes, ...],
+    entries: Sequence[Sequence[bytes]],
+    i: int,
+    first: StreamID,
+    max_bytes: int,
+    max_entries: int,
+) -> int:
+    """Append entries[i], entries[i + 1], ... (flat field/value lists) with IDs first, first + 1,
+    ... while they carry the master's fields and the node has room; one listpack write.
+
+    Returns the index of the first entry not appended. `max_bytes` is the effective byte
+    limit (already capped), `max_entries` 0 for none. The result is byte for byte what
+    appending them one by one gives: the size test sees the live counter grow as it goes.
+    """
+    live, deleted, _ = counts(lp)
+    room = max_entries - live - deleted if max_entries else len(entries)
+    nf = len(mfields)
+    mf = list(mfields)  # entries may be lists or tuples: compare with both
+    lpc = _encode_int(nf + 3)
+    mms, mseq = master_id
+    ms, seq = first
+    msd = encode_delta(ms, mms)
+    size = len(lp)
+    chunks: list[bytes] = []
+    push = chunks.append
+    small = _SMALL
+    enc = _encode_str
+    j = i
+    n = len(entries)
+    while j < n and room > 0:
+        fv = entries[j]
+        f = fv[0::2]
+        if f not in (mf, mfields) or size + sum(map(len, fv)) >= max_bytes:
+            break
+        d = seq - mseq
+        sqd = small[d + 4096] if -4096 <= d <= 4095 else _encode_int(delta(seq, mseq))
+        chunk = b"".join((_ENC_SAME, msd, sqd, *map(enc, fv[1::2]), lpc))
+        push(chunk)
+        size += len(chunk)
+        live += 1
+        if not live & 127:  # the live counter's element may have grown (int_size)
+            size += lp_.int_size(live) - lp_.int_size(live - 1)
+        j += 1
+        room -= 1
+        if seq < _MASK64:
+            seq += 1
+        else:
+            ms, seq = ms + 1, 0
+            msd = encode_delta(ms, mms)
+    if chunks:
+        lp_.append(lp, b"".join(chunks), (j - i) * (nf + 4))
+        lp_.replace(lp, 6, _encode_int(live))
+    return j
+
+
+def counts(lp: bytes | bytearray) -> tuple[int, int, int]:
     """(live count, deleted count, position of num-fields)."""
     b = lp[6]
     if b < 0x80:
@@ -119,7 +190,7 @@ def set_counts(lp: bytearray, live: int, deleted: int) -> None:
     lp_.replace(lp, 6 + lp_.element_size(lp, 6), _encode_int(deleted))
 
 
-def master_fields(lp: bytearray) -> tuple[tuple[bytes, ...], int]:
+def master_fields(lp: bytes | bytearray) -> tuple[tuple[bytes, ...], int]:
     """The master entry's fields (as bytes) and the position of the first entry."""
     _, _, pos = counts(lp)
     nf, pos = lp_.get(lp, pos)
@@ -195,3 +266,77 @@ def decode_entries(
     assert isinstance(nf, int)
     mf = [f if isinstance(f, bytes) else b"%d" % f for f in els[3 : 3 + nf]]
     return els, mf, 4 + nf
+
+
+def collect(
+    lp: bytearray, master_id: StreamID, lo: int, hi: int, out: list[RangeItem], limit: int
+) -> bool:
+    """Append the node's live entries with lo <= id <= hi (IDs as 128-bit ints) to `out`, as
+    XRANGE replies them: [b"<ms>-<seq>", [field, value, ...]].
+
+    Returns True once an ID above `hi` is met or `out` reaches `limit` (0 = no limit). The
+    hot path of every read: it walks the listpack once, decoding only what it returns.
+    """
+    buf = bytes(lp)  # slices of bytes are bytes: one copy per node, not one per element
+    mfields, pos = master_fields(buf)
+    nf = len(mfields)
+    template: list[bytes] = [b""] * (2 * nf)  # [field_1, _, field_2, _, ...]
+    template[0::2] = mfields
+    value_slots = range(1, 2 * nf, 2)
+    mms, mseq = master_id
+    end = len(buf) - 1
+    read_int = lp_.read_int
+    get_bytes = lp_.get_bytes
+    size = lp_.element_size
+    push = out.append
+    while pos < end:
+        # -- flags (always a 7-bit int), ms-diff, seq-diff, [num-fields] --
+        flags = buf[pos]
+        pos += 2
+        b = buf[pos]
+        if b < 0x80:
+            msd = b
+            pos += 2
+        else:
+            msd, pos = read_int(buf, pos)
+        b = buf[pos]
+        if b < 0x80:
+            sqd = b
+            pos += 2
+        else:
+            sqd, pos = read_int(buf, pos)
+        if flags & FLAG_SAMEFIELDS:
+            n = nf
+        else:
+            n, pos = read_int(buf, pos)
+            n *= 2
+        ms = (mms + msd) & _MASK64
+        seq = (mseq + sqd) & _MASK64
+        idv = ms << 64 | seq
+        if idv > hi:
+            return True
+        if idv < lo or flags & FLAG_DELETED:
+            for _ in range(n + 1):  # values (and fields), then lp-count
+                pos += size(buf, pos)
+            continue
+        # -- the values: short strings inline, anything else through get_bytes --
+        if flags & FLAG_SAMEFIELDS:
+            fv = template[:]
+            for k in value_slots:
+                b = buf[pos]
+                if 0x80 <= b < 0xC0:
+                    e = pos + 1 + (b & 0x3F)
+                    fv[k] = buf[pos + 1 : e]
+                    pos = e + 1
+                else:
+                    fv[k], pos = get_bytes(buf, pos)
+        else:
+            fv = []
+            for _ in range(n):
+                v, pos = get_bytes(buf, pos)
+                fv.append(v)
+        pos += 2 if buf[pos] < 0x80 else size(buf, pos)  # lp-count
+        push([b"%d-%d" % (ms, seq), fv])
+        if len(out) == limit:
+            return True
+    return False

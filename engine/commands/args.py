@@ -14,6 +14,13 @@ def parse_ll(arg: bytes, message: str | None = None) -> int:
     return v
 
 
+def cstr(arg: bytes) -> bytes:
+    """The argument as C sees it: up to its first NUL (Redis matches option words and `*`,
+    `~`, `$`, `+`, `>` with strcmp/strcasecmp, so `COUNT\\0x` is COUNT)."""
+    nul = arg.find(b"\0")
+    return arg if nul < 0 else arg[:nul]
+
+
 def word(arg: bytes) -> bytes:
     """An option word, case-folded for comparison (Redis uses strcasecmp)."""
-    return arg.lower()
+    return cstr(arg).lower()

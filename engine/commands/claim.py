@@ -19,7 +19,14 @@ from ..ids import MIN_ID, StreamID, parse_interval, parse_strict
 from ..reply import NULL_ARRAY, Reply
 from ..stream import Stream
 from .args import parse_ll, word
-from .groupbase import claim_effect, consumer_effect, setid_effect, stream_and_group, touch_consumer
+from .groupbase import (
+    claim_effect,
+    consumer_effect,
+    ctext,
+    setid_effect,
+    stream_and_group,
+    touch_consumer,
+)
 
 _LONG_MAX = (1 << 63) - 1
 
@@ -117,7 +124,7 @@ def xclaim(ctx: Ctx) -> Reply:
             j += 1
             last_id = parse_strict(argv[j])
         else:
-            raise StreamError(f"Unrecognized XCLAIM option '{argv[j].decode('utf-8', 'replace')}'")
+            raise StreamError(f"Unrecognized XCLAIM option '{ctext(argv[j])}'")
         j += 1
     raised = last_id > g.last_id
     if raised:

@@ -26,13 +26,24 @@ from ..ids import StreamID
 from ..stream import Stream
 
 
-def _text(b: bytes) -> str:
-    return b.decode("utf-8", "replace")
+def ctext(b: bytes) -> str:
+    """An argument as Redis's `%s` prints it in an error line: up to its first NUL, CR and LF
+    turned into spaces; bytes that are not UTF-8 survive (surrogateescape, as resp.py
+    encodes error lines back)."""
+    text = b.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+    return text.replace("\r", " ").replace("\n", " ")
 
 
 def nogroup(key: bytes, group: bytes, suffix: str = "") -> StreamError:
     return StreamError(
-        f"No such key '{_text(key)}' or consumer group '{_text(group)}'{suffix}", "NOGROUP"
+        f"No such key '{ctext(key)}' or consumer group '{ctext(group)}'{suffix}", "NOGROUP"
+    )
+
+
+def no_such_group(key: bytes, group: bytes) -> StreamError:
+    """XGROUP's and XINFO CONSUMERS' NOGROUP (group first, then key)."""
+    return StreamError(
+        f"No such consumer group '{ctext(group)}' for key name '{ctext(key)}'", "NOGROUP"
     )
 
 

@@ -16,8 +16,8 @@ from ..ids import MIN_ID, parse_loose, parse_strict
 from ..lag import lag
 from ..reply import OK, Reply, ReplyMap
 from ..stream import Stream
-from .args import parse_ll, word
-from .groupbase import consumer_effect, touch_consumer
+from .args import cstr, parse_ll, word
+from .groupbase import consumer_effect, no_such_group, touch_consumer
 from .info import help_reply
 
 _NEEDS_KEY = (
@@ -50,33 +50,16 @@ def _entries_read(arg: bytes) -> int:
     return n
 
 
-def _group_or_error(
-    ctx: Ctx, *, create: bool = False, mkstream: bool = False
-) -> tuple[Stream | None, ConsumerGroup | None]:
+def _options(ctx: Ctx, create: bool) -> tuple[bool, int]:
+    """CREATE's / SETID's words after the ID: (MKSTREAM given, ENTRIESREAD or -1). Parsed
+    before anything is looked up, whatever the word count (that is checked later)."""
     argv = ctx.argv
-    s = ctx.keyspace.stream(argv[2])
-    if s is None and not mkstream:
-        raise StreamError(_NEEDS_KEY)
-    g = s.cgroups.get(argv[3]) if s is not None else None
-    if g is None and not create and s is not None and word(argv[1]) != b"destroy":
-        raise StreamError(
-            f"No such consumer group '{argv[3].decode('utf-8', 'replace')}' for key name "
-            f"'{argv[2].decode('utf-8', 'replace')}'",
-            "NOGROUP",
-        )
-    return s, g
-
-
-def xgroup_create(ctx: Ctx) -> Reply:
-    argv = ctx.argv
-    if len(argv) > 8:
-        raise bad_subcommand_args("XGROUP", argv[1])
     mkstream = False
     entries_read = INVALID_ENTRIES_READ
     i = 5
     while i < len(argv):
         w = word(argv[i])
-        if w == b"mkstream":
+        if create and w == b"mkstream":
             mkstream = True
             i += 1
         elif w == b"entriesread" and i + 1 < len(argv):
@@ -84,8 +67,33 @@ def xgroup_create(ctx: Ctx) -> Reply:
             i += 2
         else:
             raise bad_subcommand_args("XGROUP", argv[1])
+    return mkstream, entries_read
+
+
+def _group_or_error(
+    ctx: Ctx, *, create: bool = False, mkstream: bool = False
+) -> tuple[Stream | None, ConsumerGroup | None]:
+    """The key (WRONGTYPE first) and group, with XGROUP's missing-key and NOGROUP errors
+    (MKSTREAM skips both checks; CREATE and DESTROY accept a missing group)."""
+    argv = ctx.argv
+    s = ctx.keyspace.stream(argv[2])
+    if mkstream:
+        return s, s.cgroups.get(argv[3]) if s is not None else None
+    if s is None:
+        raise StreamError(_NEEDS_KEY)
+    g = s.cgroups.get(argv[3])
+    if g is None and not create and word(argv[1]) != b"destroy":
+        raise no_such_group(argv[2], argv[3])
+    return s, g
+
+
+def xgroup_create(ctx: Ctx) -> Reply:
+    argv = ctx.argv
+    mkstream, entries_read = _options(ctx, create=True)
     s, g = _group_or_error(ctx, create=True, mkstream=mkstream)
-    if argv[4] == b"$":
+    if len(argv) > 8:
+        raise bad_subcommand_args("XGROUP", argv[1])
+    if cstr(argv[4]) == b"$":
         last = s.last_id if s is not None else MIN_ID
     else:
         last = parse_strict(argv[4])
@@ -106,16 +114,12 @@ def xgroup_create(ctx: Ctx) -> Reply:
 
 def xgroup_setid(ctx: Ctx) -> Reply:
     argv = ctx.argv
-    entries_read = INVALID_ENTRIES_READ
-    if len(argv) == 7:
-        if word(argv[5]) != b"entriesread":
-            raise bad_subcommand_args("XGROUP", argv[1])
-        entries_read = _entries_read(argv[6])
-    elif len(argv) != 5:
-        raise bad_subcommand_args("XGROUP", argv[1])
+    _, entries_read = _options(ctx, create=False)
     s, g = _group_or_error(ctx)
     assert s is not None and g is not None
-    new_id = s.last_id if argv[4] == b"$" else parse_loose(argv[4])
+    if len(argv) not in (5, 7):
+        raise bad_subcommand_args("XGROUP", argv[1])
+    new_id = s.last_id if cstr(argv[4]) == b"$" else parse_loose(argv[4])
     g.last_id = new_id
     g.entries_read = min(entries_read, s.entries_added)
     ctx.propagate(
@@ -191,11 +195,7 @@ def xsetconsumer(ctx: Ctx) -> Reply:
     s = ctx.keyspace.stream(argv[1])
     g = s.cgroups.get(argv[2]) if s is not None else None
     if g is None:
-        raise StreamError(
-            f"No such consumer group '{argv[2].decode('utf-8', 'replace')}' for key name "
-            f"'{argv[1].decode('utf-8', 'replace')}'",
-            "NOGROUP",
-        )
+        raise no_such_group(argv[1], argv[2])
     c = g.consumer(argv[3]) or g.create_consumer(argv[3], seen)
     c.seen_time, c.active_time = seen, active
     ctx.propagate(list(argv))
@@ -229,11 +229,7 @@ def xinfo_consumers(ctx: Ctx) -> Reply:
         raise StreamError(NO_SUCH_KEY)
     g = s.cgroups.get(argv[3])
     if g is None:
-        raise StreamError(
-            f"No such consumer group '{argv[3].decode('utf-8', 'replace')}' for key name "
-            f"'{argv[2].decode('utf-8', 'replace')}'",
-            "NOGROUP",
-        )
+        raise no_such_group(argv[2], argv[3])
     now = ctx.now_ms
     out: list[Reply] = []
     for name in sorted(g.consumers):
@@ -244,7 +240,8 @@ def xinfo_consumers(ctx: Ctx) -> Reply:
                     (b"name", name),
                     (b"pending", len(c.pel)),
                     (b"idle", max(now - c.seen_time, 0)),
-                    (b"inactive", max(now - c.active_time, 0) if c.active_time != -1 else -1),
+                    # not clamped, unlike idle (Redis 7.2+ does the same)
+                    (b"inactive", now - c.active_time if c.active_time != -1 else -1),
                 ]
             )
         )

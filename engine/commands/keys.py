@@ -14,12 +14,11 @@ import hashlib
 from .. import glob
 from ..context import Ctx
 from ..errors import StreamError, syntax_error, wrong_type
+from ..ids import string2ull
 from ..keyspace import type_name
 from ..reply import OK, Reply, Status
 from ..stream import Stream
 from .args import parse_ll, word
-
-_UINT64_MAX = (1 << 64) - 1
 
 
 def delete(ctx: Ctx) -> Reply:
@@ -77,9 +76,9 @@ def scan(ctx: Ctx) -> Reply:
             if count < 1:
                 raise syntax_error()
         elif w == b"match":
-            pattern = argv[i + 1]
+            pattern = None if argv[i + 1] == b"*" else argv[i + 1]  # "*" disables MATCH
         elif w == b"type":
-            want_type = argv[i + 1].decode("utf-8", "replace").lower()
+            want_type = word(argv[i + 1]).decode("utf-8", "replace")  # strcasecmp
         else:
             raise syntax_error()
         i += 2
@@ -113,9 +112,11 @@ def _bisect(order: list[tuple[int, bytes]], cursor: int) -> int:
 
 
 def _parse_cursor(arg: bytes) -> int:
-    if not arg.isdigit() or int(arg) > _UINT64_MAX:
+    """parseScanCursorOrReply: string2ull, so `+5`, ` 5` and `05` are cursors, `-1` is not."""
+    cursor = string2ull(arg.split(b"\0", 1)[0])
+    if cursor is None:
         raise StreamError("invalid cursor")
-    return int(arg)
+    return cursor
 
 
 def set_(ctx: Ctx) -> Reply:
