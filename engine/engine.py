@@ -2,6 +2,7 @@
 
     Engine.execute(argv, now_ms)  -> Result(reply, effects, signaled, block)
     Engine.apply(effect)          -> replays a shipped effect (no clock, LIMIT ignored)
+    Engine.xadd_many(key, entries, now_ms) -> many `XADD key *` at once (api.py)
 
 `execute` is all-or-nothing: a command either succeeds, or raises StreamError and changes
 nothing. Effects are deterministic argvs: applying them, in order, to another engine (whatever
@@ -10,7 +11,9 @@ its node limits) reproduces this engine's logical state, which `digest()` compar
 
 from __future__ import annotations
 
-from . import commands, digest
+from collections.abc import Sequence
+
+from . import api, commands, digest
 from .context import Argv, Ctx, EngineConfig, Result
 from .keyspace import Keyspace
 
@@ -25,6 +28,10 @@ class Engine:
         ctx = Ctx(argv, now_ms, replicated, self.keyspace, self.config)
         reply = cmd.handler(ctx)
         return Result(reply, ctx.effects, ctx.signaled, ctx.block)
+
+    def xadd_many(self, key: bytes, entries: Sequence[Sequence[bytes]], now_ms: int) -> Result:
+        """`XADD key * field value ...` once per entry, batched; see api.py."""
+        return api.xadd_many(self.keyspace, self.config, key, entries, now_ms)
 
     def apply(self, effect: Argv) -> Result:
         """Replay one effect shipped by another engine."""

@@ -129,7 +129,7 @@ def append_run(
     live, deleted, _ = counts(lp)
     room = max_entries - live - deleted if max_entries else len(entries)
     nf = len(mfields)
-    mf = list(mfields)  # entries may be lists or tuples: compare with both
+    same_fields = (list(mfields), mfields)  # entries may be lists or tuples
     lpc = _encode_int(nf + 3)
     mms, mseq = master_id
     ms, seq = first
@@ -144,7 +144,7 @@ def append_run(
     while j < n and room > 0:
         fv = entries[j]
         f = fv[0::2]
-        if f not in (mf, mfields) or size + sum(map(len, fv)) >= max_bytes:
+        if f not in same_fields or size + sum(map(len, fv)) >= max_bytes:
             break
         d = seq - mseq
         sqd = small[d + 4096] if -4096 <= d <= 4095 else _encode_int(delta(seq, mseq))

@@ -9,6 +9,8 @@ A reply is built from a few Python types, each standing for one RESP type:
     list           -> array             (*n)
     Status         -> simple string     (+OK)
     ReplyMap       -> map               (RESP3 %n; RESP2 a flat array of key, value, ...)
+    PairMap        -> map               (RESP3 %n; RESP2 an array of [key, value] pairs:
+                                         XREAD / XREADGROUP's per-stream reply)
 
 Servers turn these into protobuf or RESP (`resp.py`); tests compare them directly.
 """
@@ -58,7 +60,13 @@ class ReplyMap(list["tuple[bytes, Reply]"]):
         raise KeyError(key)
 
 
-Reply = Union[int, bytes, None, _NullArray, Status, ReplyMap, "list[Reply]"]
+class PairMap(list["list[Reply]"]):
+    """A list of [key, value] pairs: that array in RESP2, a map in RESP3 (XREAD's reply)."""
+
+    __slots__ = ()
+
+
+Reply = Union[int, bytes, None, _NullArray, Status, ReplyMap, PairMap, "list[Reply]"]
 
 
 def flatten(reply: Reply) -> Reply:

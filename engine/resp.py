@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Final, TypeAlias, cast
 
 from .errors import EngineError, StreamError
-from .reply import NULL_ARRAY, Reply, ReplyMap, Status
+from .reply import NULL_ARRAY, PairMap, Reply, ReplyMap, Status
 
 # Redis's defaults (server.h, config.c). The multibulk limit is INT_MAX in Redis 7.0 (`ll >
 # INT_MAX` in processMultibulkBuffer), not the 1024*1024 of older releases; checked on 7.0.15.
@@ -88,6 +88,11 @@ def _encode_into(out: list[bytes], reply: Reply, resp3: bool) -> None:
         append(_BULK_HDR[n] if n < _SHARED_HDRS else b"$%d\r\n" % n)
         append(reply)
         append(_CRLF)
+    elif isinstance(reply, PairMap) and resp3:
+        append(b"%%%d\r\n" % len(reply))
+        for key, value in reply:
+            _encode_into(out, key, resp3)
+            _encode_into(out, value, resp3)
     elif isinstance(reply, ReplyMap):
         n = len(reply)
         if resp3:

@@ -117,6 +117,47 @@ class Stream:
         if self.length == 1:
             self.first_id = entry_id
 
+    def append_many(
+        self,
+        first: StreamID,
+        entries: Sequence[Sequence[bytes]],
+        max_bytes: int = 4096,
+        max_entries: int = 100,
+    ) -> None:
+        """Append `entries` (flat field/value lists) with IDs first, first + 1, ... (what
+        repeated `XADD *` yields within one millisecond), leaving the same bytes as `append`
+        called once per entry. The caller checked first > last_id and that the last ID fits.
+        """
+        limit = max_bytes if 0 < max_bytes <= LISTPACK_MAX_SIZE else LISTPACK_MAX_SIZE
+        idv = first.ms << 64 | first.seq
+        i = 0
+        n = len(entries)
+        start_length = self.length
+        while i < n:
+            tail = self._tail
+            if tail is None and self.rax:
+                tail = self._load_tail()
+            if tail is not None:
+                eid = StreamID(idv >> 64, idv & _MASK64)
+                j = node.append_run(tail[1], tail[2], tail[3], entries, i, eid, limit, max_entries)
+                self.length += j - i
+                self.entries_added += j - i
+                idv += j - i
+                i = j
+                if i == n:
+                    break
+            # a new node, or other fields than the master's: the general path (which counts)
+            fv = entries[i]
+            self.append(
+                StreamID(idv >> 64, idv & _MASK64), fv[0::2], fv[1::2], max_bytes, max_entries
+            )
+            idv += 1
+            i += 1
+        if n:
+            self.last_id = StreamID((idv - 1) >> 64, (idv - 1) & _MASK64)
+            if not start_length:
+                self.first_id = first
+
     def _load_tail(self) -> tuple[bytes, bytearray, StreamID, tuple[bytes, ...]] | None:
         last = self.rax.last()
         if last is None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ..context import BlockSpec, Ctx
 from ..errors import StreamError, syntax_error
 from ..ids import MAX_ID, MIN_ID, StreamID, parse_interval, parse_strict, string2ll
-from ..reply import NULL_ARRAY, Reply
+from ..reply import NULL_ARRAY, PairMap, Reply
 from ..stream import Stream
 from .args import cstr, parse_ll, word
 
@@ -173,7 +173,7 @@ def xread(ctx: Ctx) -> Reply:
             )
         else:
             after.append(parse_strict(arg))
-    out: list[Reply] = []
+    out = PairMap()
     for key, gt in zip(keys, after, strict=True):
         s = ctx.keyspace.stream(key)
         if s is None or not s.length or last_valid_id(s) <= gt:

@@ -21,7 +21,7 @@ from ..errors import StreamError
 from ..groups import Consumer, ConsumerGroup
 from ..ids import MAX_ID, StreamID, parse_strict
 from ..lag import advance
-from ..reply import NULL_ARRAY, Reply
+from ..reply import NULL_ARRAY, PairMap, Reply
 from ..stream import Stream
 from .args import cstr
 from .groupbase import claim_effect, consumer_effect, nogroup, setid_effect
@@ -53,7 +53,7 @@ def xreadgroup(ctx: Ctx) -> Reply:
         after = _NEW if arg == b">" else parse_strict(arg)
         # Redis encodes `>` as the maximum ID, so an explicit max ID reads new entries too
         targets.append((key, s, g, _NEW if after == MAX_ID else after))
-    out: list[Reply] = []
+    out = PairMap()
     for key, s, g, after in targets:
         served = _serve(ctx, o, key, s, g, after)
         if served is not None:

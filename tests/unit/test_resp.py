@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from xstream.engine import Engine
 from xstream.engine.errors import StreamError
 from xstream.engine.reply import NULL_ARRAY, OK, Reply, ReplyMap, Status, flatten
 from xstream.engine.resp import (
@@ -546,3 +547,19 @@ def test_fuzz_request_parser_chunking_is_invisible(data: bytes, cuts: list[int])
         return out, None
 
     assert run(cuts) == run([len(data)])
+
+
+def test_xread_reply_is_an_array_of_pairs_in_resp2_and_a_map_in_resp3() -> None:
+    e = Engine()
+    e.execute([b"XADD", b"s", b"1-1", b"a", b"1"])
+    for argv in (
+        [b"XREAD", b"STREAMS", b"s", b"0"],
+        [b"XGROUP", b"CREATE", b"s", b"g", b"0"],
+        [b"XREADGROUP", b"GROUP", b"g", b"c", b"STREAMS", b"s", b">"],
+    ):
+        reply = e.execute(argv, 5).reply
+        if argv[0] == b"XGROUP":
+            continue
+        body = b"$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n"
+        assert encode(reply, 2) == b"*1\r\n*2\r\n" + body
+        assert encode(reply, 3) == b"%1\r\n" + body
