@@ -17,8 +17,10 @@ as in argv and effects.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 from typing import cast
 
+from .commands.add_trim import id_exhausted
 from .context import Argv, EngineConfig, Result
 from .errors import StreamError, wrong_arity
 from .ids import MAX_ID, MIN_ID, UINT64_MAX, StreamID, next_auto_id
@@ -65,17 +67,27 @@ def format_ids(first: StreamID, n: int) -> list[bytes]:
 def _first_id(last: StreamID, now_ms: int) -> StreamID:
     first = next_auto_id(last, now_ms) if last != MAX_ID else None
     if first is None:
-        raise _exhausted()
+        raise id_exhausted()
     return first
 
 
 def _check_entries(entries: Sequence[Sequence[bytes]], first: StreamID) -> None:
-    """The checks of each XADD in turn: arity, an ID left, elements not too large."""
+    """The checks of each XADD in turn (arity, an ID left, elements not too large), raising
+    the first one's error; a pass over lengths at C speed clears the common case first.
+    """
     room = _MAX_IDV - (first.ms << 64 | first.seq)  # IDs left after the first
+    sizes = set(map(len, entries))
+    if (
+        min(sizes) >= 2
+        and not any(n % 2 for n in sizes)
+        and len(entries) - 1 <= room
+        and sum(map(len, chain.from_iterable(entries))) <= LISTPACK_MAX_SIZE
+    ):
+        return
     for k, fv in enumerate(entries):
         _check_arity(fv)
         if k > room:
-            raise _exhausted()
+            raise id_exhausted()
         if sum(map(len, fv)) > LISTPACK_MAX_SIZE:
             raise StreamError("Elements are too large to be stored")
 
@@ -83,7 +95,3 @@ def _check_entries(entries: Sequence[Sequence[bytes]], first: StreamID) -> None:
 def _check_arity(fv: Sequence[bytes]) -> None:
     if len(fv) < 2 or len(fv) % 2:
         raise wrong_arity("xadd")
-
-
-def _exhausted() -> StreamError:
-    return StreamError("The stream has exhausted the last possible ID, unable to add more items")

@@ -104,9 +104,10 @@ def check_stream(s: Stream) -> None:
     assert prev is None or s.last_id >= prev, f"last_id {s.last_id} < entry {prev}"
     assert s.entries_added >= s.length, "entries_added below length"
     assert s.max_deleted_entry_id <= s.last_id, "max_deleted_entry_id above last_id"
+    # No bound ties a group's entries_read to entries_added: ENTRIESREAD is capped when set,
+    # but a counter set too high for its ID keeps counting on later reads (lag goes negative
+    # in Redis too).
     check_groups(s.cgroups, s.cgroups_ref)
-    for g in s.cgroups.values():
-        assert g.entries_read <= s.entries_added, f"group {g.name!r} read beyond entries_added"
     tail = s._tail
     if tail is not None:
         last = s.rax.last()

@@ -40,6 +40,12 @@ _U16 = struct.Struct("<H")
 _I16 = struct.Struct("<h")
 _I32 = struct.Struct("<i")
 _I64 = struct.Struct("<q")
+# Whole integer elements (encoding byte, value, backlen) in one pack; 24-bit packs as a u32
+# whose low byte is the encoding byte.
+ENC16: struct.Struct = struct.Struct("<BhB")
+ENC24: struct.Struct = struct.Struct("<IB")
+ENC32: struct.Struct = struct.Struct("<BiB")
+ENC64: struct.Struct = struct.Struct("<BqB")
 
 Element = int | bytes
 
@@ -84,16 +90,16 @@ def _encode_int_uncached(v: int) -> bytes:
         u = v & 0x1FFF
         return bytes((0xC0 | (u >> 8), u & 0xFF, 2))
     if -32768 <= v <= 32767:
-        return b"\xf1" + _I16.pack(v) + b"\x03"
+        return ENC16.pack(0xF1, v, 3)
     if -8388608 <= v <= 8388607:
-        return b"\xf2" + _I32.pack(v)[:3] + b"\x04"
+        return ENC24.pack(0xF2 | (v & 0xFFFFFF) << 8, 4)
     if -2147483648 <= v <= 2147483647:
-        return b"\xf3" + _I32.pack(v) + b"\x05"
-    return b"\xf4" + _I64.pack(v) + b"\x09"
+        return ENC32.pack(0xF3, v, 5)
+    return ENC64.pack(0xF4, v, 9)
 
 
 # encode_int(v) for -4096 <= v <= 4095 is SMALL_INTS[v + 4096]; hot loops index it directly.
-SMALL_INTS = tuple(_encode_int_uncached(v) for v in range(-4096, 4096))
+SMALL_INTS: tuple[bytes, ...] = tuple(_encode_int_uncached(v) for v in range(-4096, 4096))
 
 
 def encode_int(v: int) -> bytes:
@@ -136,28 +142,35 @@ def _as_int64(s: bytes) -> int | None:
     return None
 
 
-# The two constant bytes around a short (6-bit length) string, by length.
-_STR6_HEAD = tuple(bytes((0x80 | n,)) for n in range(64))
-_STR6_BACK = tuple(bytes((n + 1,)) for n in range(64))
+# The two constant bytes around a short (6-bit length) string, by length: a string `s` with
+# len(s) < 64 that is not a number encodes as STR6_HEAD[len(s)] + s + STR6_BACK[len(s)].
+STR6_HEAD: tuple[bytes, ...] = tuple(bytes((0x80 | n,)) for n in range(64))
+STR6_BACK: tuple[bytes, ...] = tuple(bytes((n + 1,)) for n in range(64))
 
 
 def encode_str(s: bytes) -> bytes:
     """One element for `s` as lpAppend stores it: an integer if `s` is one, else a string."""
     n = len(s)
-    if 0 < n <= 20 and s[0] <= 57:  # digits and '-' sort below ':'
+    if n and s[0] <= 57 and n <= 20:  # digits and '-' sort below ':'
         if s.isdigit():  # the common case, inlined: a non-negative decimal
             if n == 1 or s[0] != 48:
                 v = int(s)
                 if v < 4096:
                     return SMALL_INTS[v + 4096]
+                if v < 32768:
+                    return ENC16.pack(0xF1, v, 3)
+                if v < 8388608:
+                    return ENC24.pack(0xF2 | v << 8, 4)
+                if v < 2147483648:
+                    return ENC32.pack(0xF3, v, 5)
                 if v <= _INT64_MAX:
-                    return _encode_int_uncached(v)
+                    return ENC64.pack(0xF4, v, 9)
         else:
             w = _as_int64(s)
             if w is not None:
                 return encode_int(w)
     if n < 64:
-        return _STR6_HEAD[n] + s + _STR6_BACK[n]
+        return STR6_HEAD[n] + s + STR6_BACK[n]
     if n < 4096:
         return bytes((0xE0 | (n >> 8), n & 0xFF)) + s + _backlen(n + 2)
     return b"\xf0" + _U32.pack(n) + s + _backlen(n + 5)
@@ -183,8 +196,7 @@ def num_elements_header(lp: bytes | bytearray) -> int:
 
 def append(lp: bytearray, encoded: bytes, count: int) -> None:
     """Append `count` already-encoded elements (their concatenation) before the end byte."""
-    lp[-1:] = encoded
-    lp.append(EOF_BYTE)
+    lp[-1:-1] = encoded  # one resize: a second one would over-allocate by 1/8
     _U32.pack_into(lp, 0, len(lp))
     n = _U16.unpack_from(lp, 4)[0]
     if n != NUMELE_UNKNOWN:
@@ -268,13 +280,19 @@ def get_int(lp: bytes | bytearray, pos: int) -> int:
 
 def read_int(lp: bytes | bytearray, pos: int) -> tuple[int, int]:
     """The integer element at `pos` and the position of the next one."""
+    b = lp[pos]
+    if b < 0x80:
+        return b, pos + 2
+    if 0xC0 <= b < 0xE0:
+        u = ((b & 0x1F) << 8) | lp[pos + 1]
+        return (u - 8192 if u >= 4096 else u), pos + 3
     v, nxt = get(lp, pos)
     assert isinstance(v, int), "expected an integer element"
     return v, nxt
 
 
 # b"%d" % v for the 7-bit integers, the most common integer elements.
-UINT7_DIGITS = tuple(b"%d" % v for v in range(128))
+UINT7_DIGITS: tuple[bytes, ...] = tuple(b"%d" % v for v in range(128))
 
 
 def get_bytes(lp: bytes, pos: int) -> tuple[bytes, int]:
@@ -288,10 +306,17 @@ def get_bytes(lp: bytes, pos: int) -> tuple[bytes, int]:
     if b < 0xC0:
         end = pos + 1 + (b & 0x3F)
         return lp[pos + 1 : end], end + 1
-    if 0xE0 <= b < 0xF0:
+    if b < 0xE0:
+        u = ((b & 0x1F) << 8) | lp[pos + 1]
+        return b"%d" % (u - 8192 if u >= 4096 else u), pos + 3
+    if b < 0xF0:
         n = ((b & 0x0F) << 8) | lp[pos + 1]
         end = pos + 2 + n
         return lp[pos + 2 : end], end + (1 if n + 2 <= 127 else 2)
+    if b == 0xF1:
+        return b"%d" % _I16.unpack_from(lp, pos + 1)[0], pos + 4
+    if b == 0xF2:
+        return b"%d" % int.from_bytes(lp[pos + 1 : pos + 4], "little", signed=True), pos + 5
     v, nxt = get(lp, pos)
     return (v if isinstance(v, bytes) else b"%d" % v), nxt
 

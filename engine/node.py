@@ -28,7 +28,7 @@ The rax key of a node is its master ID: the ID of the first entry ever appended 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from . import listpack as lp_
 from .ids import StreamID
@@ -49,6 +49,10 @@ _ENC_NONE = lp_.encode_int(FLAG_NONE)
 _encode_int = lp_.encode_int
 _encode_str = lp_.encode_str
 _SMALL = lp_.SMALL_INTS
+_HEAD = lp_.STR6_HEAD
+_BACK = lp_.STR6_BACK
+_ENC16 = lp_.ENC16
+_ENC24 = lp_.ENC24
 
 
 def delta(a: int, b: int) -> int:
@@ -85,6 +89,33 @@ def encode_delta(a: int, b: int) -> bytes:
     return _encode_int(delta(a, b))
 
 
+def encode_values(parts: list[bytes], values: Iterable[bytes]) -> int:
+    """Append encode_str(v) for each value to `parts`; returns the values' total length.
+
+    encode_str with its two common cases inlined. WARNING: append_run inlines this loop.
+    """
+    add = parts.append
+    total = 0
+    for v in values:
+        k = len(v)
+        total += k
+        if k < 64 and (not k or v[0] > 57):  # a short string that is not a number
+            add(_HEAD[k])
+            add(v)
+            add(_BACK[k])
+        elif k < 6 and v.isdigit() and (k == 1 or v[0] != 48):  # 0..99999, canonical
+            iv = int(v)
+            if iv < 4096:
+                add(_SMALL[iv + 4096])
+            elif iv < 32768:
+                add(_ENC16.pack(0xF1, iv, 3))
+            else:
+                add(_ENC24.pack(0xF2 | iv << 8, 4))
+        else:
+            add(_encode_str(v))
+    return total
+
+
 def encode_entry(
     entry_id: StreamID,
     master_id: StreamID,
@@ -97,9 +128,10 @@ def encode_entry(
     sqd = encode_delta(entry_id.seq, master_id.seq)
     nf = len(fields)
     if samefields:
-        return b"".join(
-            (_ENC_SAME, msd, sqd, *map(_encode_str, values), _encode_int(nf + 3))
-        ), nf + 4
+        parts = [_ENC_SAME, msd, sqd]
+        encode_values(parts, values)
+        parts.append(_encode_int(nf + 3))
+        return b"".join(parts), nf + 4
     pairs = []
     for f, v in zip(fields, values, strict=True):
         pairs.append(_encode_str(f))
@@ -107,6 +139,24 @@ def encode_entry(
     body = b"".join(pairs)
     lpc = _encode_int(2 * nf + 4)
     return b"".join((_ENC_NONE, msd, sqd, _encode_int(nf), body, lpc)), 2 * nf + 5
+
+
+def append_entry(
+    lp: bytearray,
+    live: int,
+    entry_id: StreamID,
+    master_id: StreamID,
+    fields: Sequence[bytes],
+    values: Sequence[bytes],
+    samefields: bool,
+) -> None:
+    """Append one entry to a node that holds `live` live entries, and count it."""
+    enc, n = encode_entry(entry_id, master_id, fields, values, samefields)
+    lp_.append(lp, enc, n)
+    if live < 127:
+        lp[6] = live + 1  # the 7-bit counter stays one byte
+    else:
+        lp_.replace(lp, 6, _encode_int(live + 1))
 
 
 def append_run(
@@ -127,44 +177,65 @@ def append_run(
     appending them one by one gives: the size test sees the live counter grow as it goes.
     """
     live, deleted, _ = counts(lp)
-    room = max_entries - live - deleted if max_entries else len(entries)
+    ms, seq = first
+    room = len(entries) - i
+    if max_entries:
+        room = min(room, max_entries - live - deleted)
+    room = min(room, _MASK64 - seq + 1)  # no seq carry inside a run: IDs share one ms
     nf = len(mfields)
     same_fields = (list(mfields), mfields)  # entries may be lists or tuples
     lpc = _encode_int(nf + 3)
     mms, mseq = master_id
-    ms, seq = first
     msd = encode_delta(ms, mms)
+    sqi = seq - mseq + 4096  # the seq-diff's index in SMALL_INTS, while in range
+    grow = 128 - live % 128  # entries until the live counter is a multiple of 128 (int_size)
     size = len(lp)
     chunks: list[bytes] = []
     push = chunks.append
     small = _SMALL
-    enc = _encode_str
-    j = i
-    n = len(entries)
-    while j < n and room > 0:
-        fv = entries[j]
-        f = fv[0::2]
-        if f not in same_fields or size + sum(map(len, fv)) >= max_bytes:
+    head = _HEAD
+    back = _BACK
+    fields_len = sum(map(len, mfields))
+    added = 0
+    for fv in entries[i : i + room]:
+        if fv[0::2] not in same_fields:
             break
-        d = seq - mseq
-        sqd = small[d + 4096] if -4096 <= d <= 4095 else _encode_int(delta(seq, mseq))
-        chunk = b"".join((_ENC_SAME, msd, sqd, *map(enc, fv[1::2]), lpc))
+        parts = [_ENC_SAME, msd, small[sqi] if 0 <= sqi < 8192 else encode_delta(seq, mseq)]
+        add = parts.append
+        elelen = fields_len  # Redis's size test counts fields and values
+        for v in fv[1::2]:  # encode_values(parts, fv[1::2]) inlined
+            k = len(v)
+            elelen += k
+            if k < 64 and (not k or v[0] > 57):  # a short string that is not a number
+                add(head[k])
+                add(v)
+                add(back[k])
+            elif k < 6 and v.isdigit() and (k == 1 or v[0] != 48):  # 0..99999, canonical
+                iv = int(v)
+                if iv < 4096:
+                    add(small[iv + 4096])
+                elif iv < 32768:
+                    add(_ENC16.pack(0xF1, iv, 3))
+                else:
+                    add(_ENC24.pack(0xF2 | iv << 8, 4))
+            else:
+                add(_encode_str(v))
+        if size + elelen >= max_bytes:
+            break
+        add(lpc)
+        chunk = b"".join(parts)
         push(chunk)
         size += len(chunk)
-        live += 1
-        if not live & 127:  # the live counter's element may have grown (int_size)
-            size += lp_.int_size(live) - lp_.int_size(live - 1)
-        j += 1
-        room -= 1
-        if seq < _MASK64:
-            seq += 1
-        else:
-            ms, seq = ms + 1, 0
-            msd = encode_delta(ms, mms)
-    if chunks:
-        lp_.append(lp, b"".join(chunks), (j - i) * (nf + 4))
-        lp_.replace(lp, 6, _encode_int(live))
-    return j
+        added += 1
+        if added == grow:  # the live counter's element may have grown by a byte or more
+            size += lp_.int_size(live + added) - lp_.int_size(live + added - 1)
+            grow += 128
+        seq += 1
+        sqi += 1
+    if added:
+        lp_.append(lp, b"".join(chunks), added * (nf + 4))
+        lp_.replace(lp, 6, _encode_int(live + added))
+    return i + added
 
 
 def counts(lp: bytes | bytearray) -> tuple[int, int, int]:

@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Literal
 
-from . import listpack as lp_
 from . import node
 from .groups import ConsumerGroup
 from .ids import MAX_ID, MIN_ID, StreamID
@@ -92,12 +91,14 @@ class Stream:
         if tail is not None:
             key, lp, master_id, mfields = tail
             limit = max_bytes if 0 < max_bytes <= LISTPACK_MAX_SIZE else LISTPACK_MAX_SIZE
-            if len(lp) + sum(map(len, fields)) + sum(map(len, values)) >= limit:
+            live, deleted, _ = node.counts(lp)
+            if len(lp) + sum(map(len, fields)) + sum(map(len, values)) >= limit or (
+                max_entries and live + deleted >= max_entries
+            ):
+                # The tail is full: it will only shrink from now on. Copy it to an exact-size
+                # buffer (Redis's lpShrinkToFit), dropping what growing over-allocated.
+                self.rax.insert(key, bytearray(lp))
                 tail = None
-            else:
-                live, deleted, _ = node.counts(lp)
-                if max_entries and live + deleted >= max_entries:
-                    tail = None
         if tail is None:
             lp = node.create(entry_id, fields, values)
             key = entry_id.key()
@@ -105,12 +106,7 @@ class Stream:
             self._tail = (key, lp, entry_id, tuple(fields))
         else:
             same = len(fields) == len(mfields) and tuple(fields) == mfields
-            enc, n = node.encode_entry(entry_id, master_id, fields, values, same)
-            if live < 127:
-                lp[6] = live + 1  # the 7-bit count stays one byte
-            else:
-                lp_.replace(lp, 6, lp_.encode_int(live + 1))
-            lp_.append(lp, enc, n)
+            node.append_entry(lp, live, entry_id, master_id, fields, values, same)
         self.length += 1
         self.entries_added += 1
         self.last_id = entry_id

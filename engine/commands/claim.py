@@ -20,6 +20,7 @@ from ..reply import NULL_ARRAY, Reply
 from ..stream import Stream
 from .args import parse_ll, word
 from .groupbase import (
+    bumped,
     claim_effect,
     consumer_effect,
     ctext,
@@ -101,7 +102,7 @@ def xclaim(ctx: Ctx) -> Reply:
         j += 1
     now = ctx.now_ms
     force = justid = False
-    retrycount = -1
+    retrycount: int | None = None
     delivery: int | None = None
     last_id = MIN_ID
     while j < len(argv):
@@ -120,6 +121,8 @@ def xclaim(ctx: Ctx) -> Reply:
         elif w == b"retrycount" and more:
             j += 1
             retrycount = parse_ll(argv[j], "Invalid RETRYCOUNT option argument for XCLAIM")
+            if retrycount < 0 and not ctx.replicated:
+                retrycount = None  # ignored, as Redis does; a shipped count is always exact
         elif w == b"lastid" and more:
             j += 1
             last_id = parse_strict(argv[j])
@@ -174,15 +177,15 @@ def _move(
     entry_id: StreamID,
     nack: Nack,
     delivery: int,
-    retrycount: int,
+    retrycount: int | None,
     justid: bool,
 ) -> None:
     g.assign(entry_id, nack, c)
     nack.delivery_time = delivery
-    if retrycount >= 0:
+    if retrycount is not None:
         nack.delivery_count = retrycount
     elif not justid:
-        nack.delivery_count += 1
+        nack.delivery_count = bumped(nack.delivery_count)
     if not ctx.replicated:
         c.active_time = ctx.now_ms
 
@@ -229,7 +232,7 @@ def xautoclaim(ctx: Ctx) -> Reply:
             continue
         if min_idle and nack.consumer is not None and now - nack.delivery_time < min_idle:
             continue
-        _move(ctx, g, c, entry_id, nack, now, -1, justid)
+        _move(ctx, g, c, entry_id, nack, now, None, justid)
         claimed.append(entry_id.encode() if justid else _entry(s, entry_id))
         count -= 1
         ctx.propagate(claim_effect(key, g, c, entry_id, nack, g.last_id))

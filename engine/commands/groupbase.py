@@ -25,6 +25,8 @@ from ..groups import Consumer, ConsumerGroup, Nack
 from ..ids import StreamID
 from ..stream import Stream
 
+_INT64_MAX = (1 << 63) - 1
+
 
 def ctext(b: bytes) -> str:
     """An argument as Redis's `%s` prints it in an error line: up to its first NUL, CR and LF
@@ -32,6 +34,12 @@ def ctext(b: bytes) -> str:
     encodes error lines back)."""
     text = b.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
     return text.replace("\r", " ").replace("\n", " ")
+
+
+def bumped(count: int) -> int:
+    """A delivery count plus one, wrapping as Redis's 64-bit counter does (it is printed as a
+    signed integer, so one past INT64_MAX reads INT64_MIN) and staying shippable."""
+    return count + 1 if count < _INT64_MAX else -_INT64_MAX - 1
 
 
 def nogroup(key: bytes, group: bytes, suffix: str = "") -> StreamError:

@@ -70,6 +70,13 @@ def _options(ctx: Ctx, create: bool) -> tuple[bool, int]:
     return mkstream, entries_read
 
 
+def _capped(ctx: Ctx, entries_read: int, s: Stream) -> int:
+    """ENTRIESREAD is capped at entries-added (Redis 8.2+), but not on replay: a `>` read can
+    count past entries-added (after a too-high ENTRIESREAD) and its shipped SETID must set
+    exactly that counter on the replica."""
+    return entries_read if ctx.replicated else min(entries_read, s.entries_added)
+
+
 def _group_or_error(
     ctx: Ctx, *, create: bool = False, mkstream: bool = False
 ) -> tuple[Stream | None, ConsumerGroup | None]:
@@ -102,7 +109,7 @@ def xgroup_create(ctx: Ctx) -> Reply:
     created = s is None
     if s is None:
         s = ctx.keyspace.stream_or_create(argv[2])
-    entries_read = min(entries_read, s.entries_added)
+    entries_read = _capped(ctx, entries_read, s)
     s.cgroups[argv[3]] = ConsumerGroup(argv[3], last, entries_read, s.cgroups_ref)
     effect = [b"XGROUP", b"CREATE", argv[2], argv[3], last.encode()]
     effect += [b"ENTRIESREAD", b"%d" % entries_read]
@@ -121,7 +128,7 @@ def xgroup_setid(ctx: Ctx) -> Reply:
         raise bad_subcommand_args("XGROUP", argv[1])
     new_id = s.last_id if cstr(argv[4]) == b"$" else parse_loose(argv[4])
     g.last_id = new_id
-    g.entries_read = min(entries_read, s.entries_added)
+    g.entries_read = _capped(ctx, entries_read, s)
     ctx.propagate(
         [
             b"XGROUP",

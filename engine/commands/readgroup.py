@@ -24,7 +24,7 @@ from ..lag import advance
 from ..reply import NULL_ARRAY, PairMap, Reply
 from ..stream import Stream
 from .args import cstr
-from .groupbase import claim_effect, consumer_effect, nogroup, setid_effect
+from .groupbase import bumped, claim_effect, consumer_effect, nogroup, setid_effect
 from .read import ReadOptions, last_valid_id, parse_read_options
 
 _MEANINGLESS = (
@@ -90,7 +90,7 @@ def _history(
             out.append([entry_id.encode(), NULL_ARRAY])
             continue
         nack.delivery_time = ctx.now_ms
-        nack.delivery_count += 1
+        nack.delivery_count = bumped(nack.delivery_count)
         out.append([entry_id.encode(), fields])  # type: ignore[list-item]
         ctx.propagate(claim_effect(key, g, c, entry_id, nack, g.last_id))
     return out
@@ -166,7 +166,7 @@ def _claim_idle(
         before = nack.delivery_count
         g.assign(entry_id, nack, c)
         nack.delivery_time = now
-        nack.delivery_count += 1
+        nack.delivery_count = bumped(nack.delivery_count)
         c.active_time = now
         out.append([entry_id.encode(), fields, idle, before])  # type: ignore[list-item]
         ctx.propagate(claim_effect(key, g, c, entry_id, nack, last_id))
