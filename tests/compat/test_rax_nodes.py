@@ -7,74 +7,30 @@ the counts Redis reports must equal `len(rax)` and `rax.numnodes` of a Rax fed t
 
 from __future__ import annotations
 
-import os
 import random
-import shutil
-import socket
 import struct
-import subprocess
-import time
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 
 import pytest
 import redis
+from redis_conn import RedisServer
 
 from xstream.engine.rax import Rax
+
+RedisFactory = Callable[..., RedisServer]
 
 UINT64_MAX = (1 << 64) - 1
 STREAM = "s"
 
 
-def redis_server_binary() -> str:
-    found = shutil.which("redis-server") or (
-        "/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else None
-    )
-    if found is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("redis-server is not installed, and CI=true requires the compat tier")
-        pytest.skip("redis-server is not installed")
-    return found
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[redis.Redis]:
-    binary = redis_server_binary()
-    workdir: Path = tmp_path_factory.mktemp("redis")
-    port = free_port()
-    log = workdir / "redis.log"
-    argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir)]
-    argv += ["--save", "", "--appendonly", "no", "--stream-node-max-entries", "1"]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
-    client = redis.Redis(host="127.0.0.1", port=port)
+@pytest.fixture
+def server(redis_factory: RedisFactory) -> Iterator[redis.Redis]:
+    """A flushed redis-server (shared harness) where every entry is its own rax key."""
+    client = redis.Redis(host="127.0.0.1", port=redis_factory(stream_node_max_entries=1).port)
     try:
-        wait_for_ping(client, proc, log)
         yield client
     finally:
         client.close()
-        proc.kill()
-        proc.wait(timeout=10)
-
-
-def wait_for_ping(client: redis.Redis, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"redis-server exited with {proc.returncode}:\n{log.read_text()}")
-        try:
-            if client.ping():
-                return
-        except redis.ConnectionError:
-            time.sleep(0.02)
-    pytest.fail(f"redis-server did not answer PING within 10 s:\n{log.read_text()}")
 
 
 class Mirror:
