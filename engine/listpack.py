@@ -37,6 +37,7 @@ _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
 _U32 = struct.Struct("<I")
 _U16 = struct.Struct("<H")
+_HEADER = struct.Struct("<IH")  # total-bytes, num-elements
 _I16 = struct.Struct("<h")
 _I32 = struct.Struct("<i")
 _I64 = struct.Struct("<q")
@@ -197,11 +198,10 @@ def num_elements_header(lp: bytes | bytearray) -> int:
 def append(lp: bytearray, encoded: bytes, count: int) -> None:
     """Append `count` already-encoded elements (their concatenation) before the end byte."""
     lp[-1:-1] = encoded  # one resize: a second one would over-allocate by 1/8
-    _U32.pack_into(lp, 0, len(lp))
-    n = _U16.unpack_from(lp, 4)[0]
+    n = lp[4] | lp[5] << 8
     if n != NUMELE_UNKNOWN:
-        n += count
-        _U16.pack_into(lp, 4, n if n < NUMELE_UNKNOWN else NUMELE_UNKNOWN)
+        n = min(n + count, NUMELE_UNKNOWN)
+    _HEADER.pack_into(lp, 0, len(lp), n)
 
 
 def replace(lp: bytearray, pos: int, encoded: bytes) -> int:
@@ -322,7 +322,7 @@ def get_bytes(lp: bytes, pos: int) -> tuple[bytes, int]:
 
 
 def decode_all(lp: bytes | bytearray, start: int = HEADER_SIZE) -> list[Element]:
-    """Every element from `start` to the end, in order. The hot path of range reads."""
+    """Every element from `start` to the end, in order (node.collect walks nodes for reads)."""
     out: list[Element] = []
     push = out.append
     pos = start

@@ -24,6 +24,10 @@ The rax key of a node is its master ID: the ID of the first entry ever appended 
   so the node can be walked backwards; the master's trailing 0 plays that role for the master.
 * A node is never left without live entries by XDEL (it is freed instead); an exact MINID trim
   can leave one whose remaining entries are all tombstones, as Redis does.
+
+Hot paths: `append_run` (batched SAMEFIELDS appends, one listpack write per run) and `collect`
+(the XRANGE walk) inline the common cases of encode_str and get; tests/unit/
+test_node_fastpaths.py pins them to the plain definitions, test_xadd_many to one-by-one appends.
 """
 
 from __future__ import annotations

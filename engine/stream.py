@@ -15,7 +15,9 @@ first live entry. The tail cache (`_tail`) is derived state: the last node's key
 master ID and master fields, dropped whenever any node is removed.
 
 Node limits are inputs to `append` only: replaying effects never depends on them, so engines
-with different limits reach the same entries and metadata with different layouts.
+with different limits reach the same entries and metadata with different layouts. A tail that
+fills up is copied to an exact-size buffer (Redis's lpShrinkToFit): bytearrays over-allocate
+by up to 1/8 while they grow.
 """
 
 from __future__ import annotations

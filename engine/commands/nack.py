@@ -15,7 +15,7 @@ from ..errors import StreamError
 from ..ids import StreamID, parse_strict
 from ..reply import Reply
 from .args import parse_ll, word
-from .groupbase import stream_and_group
+from .groupbase import ctext, stream_and_group
 
 _INT64_MAX = (1 << 63) - 1
 _MODES = (b"silent", b"fail", b"fatal")
@@ -52,7 +52,7 @@ def xnack(ctx: Ctx) -> Reply:
             force = True
             i += 1
             continue
-        raise StreamError(f"Unrecognized XNACK option '{argv[i].decode('utf-8', 'replace')}'")
+        raise StreamError(f"Unrecognized XNACK option '{ctext(argv[i])}'")
     if raw is None:
         raise StreamError("syntax error, expected IDS keyword")
     ids: list[StreamID] = [parse_strict(a) for a in raw]
@@ -70,7 +70,7 @@ def xnack(ctx: Ctx) -> Reply:
         if retrycount is not None:
             nack.delivery_count = retrycount
         elif mode == b"silent":
-            nack.delivery_count = max(nack.delivery_count - 1, 0)
+            nack.delivery_count = _decremented(nack.delivery_count)
         elif mode == b"fatal":
             nack.delivery_count = _INT64_MAX
         released += 1
@@ -78,3 +78,11 @@ def xnack(ctx: Ctx) -> Reply:
         ctx.propagate(list(argv))
         ctx.signal(argv[1])
     return released
+
+
+def _decremented(count: int) -> int:
+    """SILENT's count - 1, never below 0, on Redis's unsigned 64-bit counter (stored signed:
+    one below INT64_MIN, i.e. 2**63 unsigned, is INT64_MAX)."""
+    if count == 0:
+        return 0
+    return count - 1 if count != -_INT64_MAX - 1 else _INT64_MAX

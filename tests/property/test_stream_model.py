@@ -1,12 +1,13 @@
 """The engine against a naive model (naive_streams.py), under several node limits.
 
 A hypothesis state machine drives XADD (explicit IDs, `<ms>-*`, `*` with a clock that sometimes
-goes backwards), XTRIM and XADD trims (exact and `~`), XDEL, XRANGE/XREVRANGE, XREAD, XLEN,
-XSETID, DEL, SET and argv that must be rejected. After every command the reply, or the exact
-error line, must equal the model's; after every step `check_integrity()` passes and every key's
-type, entries and metadata (via XRANGE and XINFO STREAM) equal the model's. A rejected command
-changes nothing (the whole-keyspace digest is unchanged); any exception other than StreamError
-fails the test.
+goes backwards, IDs at the end of the sequence space), Engine.xadd_many, XTRIM and XADD trims
+(exact and `~`), XDEL, XRANGE/XREVRANGE, XREAD, XLEN, XSETID, DEL, SET and argv that must be
+rejected. After every command the reply, or the exact error line, must equal the model's; after
+every step `check_integrity()` passes and every key's type, entries and metadata (via XRANGE
+and XINFO STREAM) equal the model's, so a rejected command (the model is left as it was)
+changed nothing; for garbage argv the whole-keyspace digest is compared as well. Any exception
+other than StreamError fails the test.
 
 `~` trims cannot be predicted (which whole nodes go depends on layout), so the model applies
 the exact threshold the engine shipped in its effect, and the test checks what must hold
@@ -99,14 +100,14 @@ class StreamModelMachine(RuleBasedStateMachine):
         try:
             want = expect()
         except ModelError as e:
-            digest = self.engine.digest()
+            # The model is unchanged, so the invariant that follows every step checks that the
+            # engine did not change either.
             try:
                 got = self.execute(argv)
             except StreamError as err:
                 assert err.line == e.line, f"{argv}: engine said {err.line!r}, model {e.line!r}"
             else:
                 raise AssertionError(f"{argv}: engine replied {got.reply!r}, model {e.line!r}")
-            assert self.engine.digest() == digest, f"{argv}: a rejected command changed state"
             return None
         try:
             result = self.execute(argv)
@@ -330,11 +331,11 @@ class StreamModelMachine(RuleBasedStateMachine):
     def compare_stream(self, key: bytes, s: MStream) -> None:
         entries = self.execute([b"XRANGE", key, b"-", b"+"]).reply
         assert entries == s.range(MIN, MAX, 0, False), f"{key!r}: entries differ"
-        for count in (1, 4):  # COUNT stops inside and across nodes, both directions
-            for rev, name in ((False, b"XRANGE"), (True, b"XREVRANGE")):
-                bounds = [b"+", b"-"] if rev else [b"-", b"+"]
-                got = self.execute([name, key, *bounds, b"COUNT", b"%d" % count]).reply
-                assert got == s.range(MIN, MAX, count, rev), f"{key!r}: {name!r} COUNT {count}"
+        for rev, name in ((False, b"XRANGE"), (True, b"XREVRANGE")):
+            # COUNT stops inside or across nodes, depending on the config
+            bounds = [b"+", b"-"] if rev else [b"-", b"+"]
+            got = self.execute([name, key, *bounds, b"COUNT", b"4"]).reply
+            assert got == s.range(MIN, MAX, 4, rev), f"{key!r}: {name!r} COUNT 4 differs"
         info = self.execute([b"XINFO", b"STREAM", key]).reply
         assert isinstance(info, list)
         got = dict(info)
