@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 V = TypeVar("V")
 _Move = Callable[[], bool]  # an iterator step; False when it runs off the tree
@@ -58,12 +58,17 @@ _PTR = 8  # pointer size of the 64-bit build whose allocations node_bytes() repo
 _HEADER = 4  # raxNode header: iskey:1 isnull:1 iscompr:1 size:29
 
 
+_NO_CHILDREN: Any = ()  # the leaves' children: immutable, replaced (never mutated) on growth
+
+
 class _Node(Generic[V]):
     __slots__ = ("chars", "children", "iscompr", "iskey", "value")
 
     def __init__(self) -> None:
         self.chars = b""  # run (compressed) or sorted edge bytes (normal); b"" for a leaf
-        self.children: list[_Node[V]] = []  # one child (compressed) or one per edge byte
+        # one child (compressed) or one per edge byte; leaves share one empty tuple, which
+        # saves a list per stream node (every rax key is a leaf)
+        self.children: list[_Node[V]] = _NO_CHILDREN
         self.iscompr = False  # True: chars is a run of >= 2 bytes with a single child
         self.iskey = False  # True: the path to this node is a key
         self.value: V | None = None  # the key's value; None when not a key (or a NULL value)
@@ -255,7 +260,10 @@ class Rax(Generic[V]):
             else:
                 pos = bisect_left(h.chars, key[i])
                 h.chars = h.chars[:pos] + key[i : i + 1] + h.chars[pos:]
-                h.children.insert(pos, child)
+                if h.children:
+                    h.children.insert(pos, child)
+                else:
+                    h.children = [child]
                 i += 1
             self._numnodes += 1
             h = child
@@ -302,7 +310,7 @@ class Rax(Generic[V]):
         if h.iscompr:
             h.chars = b""
             h.iscompr = False
-            h.children = []
+            h.children = _NO_CHILDREN
         else:
             h.chars = h.chars[:pos] + h.chars[pos + 1 :]
             del h.children[pos]
