@@ -8,6 +8,8 @@
             seen_time    last time the consumer attempted an interaction (ms)
             active_time  last time it was delivered/claimed something, -1 never
             pel          Pel: the subset of the group PEL it owns (the same Nack objects)
+        pel_by_time    sorted (delivery_time, ID) of the owned pending entries: the order in
+                       which XREADGROUP CLAIM scans for idle entries
         nacked         IDs released by XNACK (owner None), in release order: the "NACK zone"
                        that XREADGROUP CLAIM serves first
     Nack: delivery_time (ms), delivery_count, consumer (None once released by XNACK)
@@ -15,13 +17,14 @@
 
 Invariants (check_groups verifies them): a Nack is in its owner's PEL iff it is in the group
 PEL and owned by that consumer; cgroups_ref has exactly the IDs held by some group PEL, with
-exactly those groups; `nacked` holds exactly the unowned PEL entries. All mutation of PELs
+exactly those groups; `nacked` holds exactly the unowned PEL entries and `pel_by_time`
+exactly the owned ones. All mutation of PELs
 goes through ConsumerGroup methods, which keep these structures in step.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterator
 
 from .ids import StreamID
@@ -112,7 +115,16 @@ class Consumer:
 
 
 class ConsumerGroup:
-    __slots__ = ("consumers", "entries_read", "last_id", "nacked", "name", "pel", "refs")
+    __slots__ = (
+        "consumers",
+        "entries_read",
+        "last_id",
+        "nacked",
+        "name",
+        "pel",
+        "pel_by_time",
+        "refs",
+    )
 
     def __init__(
         self,
@@ -127,6 +139,7 @@ class ConsumerGroup:
         self.pel = Pel()  # every pending entry of the group
         self.consumers: dict[bytes, Consumer] = {}
         self.nacked: dict[StreamID, None] = {}  # unowned PEL entries, in release order
+        self.pel_by_time: list[tuple[int, StreamID]] = []  # owned entries by delivery time
         self.refs = refs  # the stream's cgroups_ref, shared by all its groups
 
     def consumer(self, name: bytes) -> Consumer | None:
@@ -142,8 +155,9 @@ class ConsumerGroup:
         """Drop a consumer and its pending entries; returns how many it had."""
         c = self.consumers.pop(name)
         pending = len(c.pel)
-        for entry_id, _ in c.pel.items():
+        for entry_id, nack in c.pel.items():
             self.pel.remove(entry_id)
+            self._untime(entry_id, nack)
             self._unref(entry_id)
         return pending
 
@@ -154,6 +168,7 @@ class ConsumerGroup:
         self.pel.add(entry_id, nack)
         if consumer is not None:
             consumer.pel.add(entry_id, nack)
+            insort(self.pel_by_time, (time, entry_id))
         else:
             self.nacked[entry_id] = None
         self.refs.setdefault(entry_id, set()).add(self.name)
@@ -165,6 +180,7 @@ class ConsumerGroup:
             return None
         if nack.consumer is not None:
             nack.consumer.pel.remove(entry_id)
+            self._untime(entry_id, nack)
         else:
             del self.nacked[entry_id]
         self._unref(entry_id)
@@ -176,13 +192,28 @@ class ConsumerGroup:
             return
         if nack.consumer is not None:
             nack.consumer.pel.remove(entry_id)
+            self._untime(entry_id, nack)
         else:
             del self.nacked[entry_id]
         nack.consumer = consumer
         if consumer is not None:
             consumer.pel.add(entry_id, nack)
+            insort(self.pel_by_time, (nack.delivery_time, entry_id))
         else:
             self.nacked[entry_id] = None
+
+    def deliver(self, entry_id: StreamID, nack: Nack, time: int) -> None:
+        """Set a pending entry's delivery time, keeping pel_by_time in order."""
+        if nack.consumer is not None:
+            self._untime(entry_id, nack)
+            insort(self.pel_by_time, (time, entry_id))
+        nack.delivery_time = time
+
+    def _untime(self, entry_id: StreamID, nack: Nack) -> None:
+        by_time = self.pel_by_time
+        i = bisect_left(by_time, (nack.delivery_time, entry_id))
+        assert by_time[i] == (nack.delivery_time, entry_id)
+        del by_time[i]
 
     def release(self, entry_id: StreamID, nack: Nack) -> None:
         """XNACK: the entry loses its owner and goes to the back of the NACK zone."""
@@ -225,6 +256,8 @@ def check_groups(cgroups: dict[bytes, ConsumerGroup], refs: dict[StreamID, set[b
                 assert nack.consumer.pel.get(entry_id) is nack, f"{entry_id} missing in owner PEL"
             expected.setdefault(entry_id, set()).add(name)
         assert owned == sum(1 for _, n in g.pel.items() if n.consumer is not None)
+        owned_times = sorted((n.delivery_time, i) for i, n in g.pel.items() if n.consumer)
+        assert g.pel_by_time == owned_times, f"group {name!r} pel_by_time disagrees with its PEL"
         unowned = {i for i, n in g.pel.items() if n.consumer is None}
         assert set(g.nacked) == unowned, f"group {name!r} NACK zone disagrees with its PEL"
     assert refs == expected, "cgroups_ref disagrees with the group PELs"

@@ -181,7 +181,7 @@ def _move(
     justid: bool,
 ) -> None:
     g.assign(entry_id, nack, c)
-    nack.delivery_time = delivery
+    g.deliver(entry_id, nack, delivery)
     if retrycount is not None:
         nack.delivery_count = retrycount
     elif not justid:

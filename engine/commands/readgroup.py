@@ -89,7 +89,7 @@ def _history(
         if fields is None:
             out.append([entry_id.encode(), NULL_ARRAY])
             continue
-        nack.delivery_time = ctx.now_ms
+        g.deliver(entry_id, nack, ctx.now_ms)
         nack.delivery_count = bumped(nack.delivery_count)
         out.append([entry_id.encode(), fields])  # type: ignore[list-item]
         ctx.propagate(claim_effect(key, g, c, entry_id, nack, g.last_id))
@@ -121,7 +121,8 @@ def _new(
                     nack = g.add_pending(entry_id, c, now, 1)
                 else:
                     g.assign(entry_id, nack, c)
-                    nack.delivery_time, nack.delivery_count = now, 1
+                    g.deliver(entry_id, nack, now)
+                    nack.delivery_count = 1
                 c.active_time = now
                 ctx.propagate(claim_effect(key, g, c, entry_id, nack, last_before))
             row: list[Reply] = [eid_bytes, fields]  # type: ignore[list-item]
@@ -147,25 +148,24 @@ def _claim_idle(
     """CLAIM: idle PEL entries first, released (unowned) ones before owned, oldest first."""
     assert o.claim_min_idle is not None
     now = ctx.now_ms
-    released = [(i, g.pel.get(i)) for i in g.nacked]
-    owned = sorted(
-        (nack.delivery_time, entry_id, nack)
-        for entry_id, nack in g.pel.items()
-        if nack.consumer is not None and now - nack.delivery_time >= o.claim_min_idle
-    )
-    candidates = [(0, 0, i, n) for i, n in released if n is not None]
-    candidates += [(1, t, i, n) for t, i, n in owned]
+    candidates = list(g.nacked)
+    for time, entry_id in g.pel_by_time:
+        if now - time < o.claim_min_idle:
+            break
+        candidates.append(entry_id)
     out: list[Reply] = []
-    for _, _, entry_id, nack in candidates:
+    for entry_id in candidates:
         if o.count and len(out) >= o.count:
             break
+        nack = g.pel.get(entry_id)
+        assert nack is not None
         fields = s.get(entry_id)
         if fields is None:
             continue
         idle = max(now - nack.delivery_time, 0) if nack.consumer is not None else -1
         before = nack.delivery_count
         g.assign(entry_id, nack, c)
-        nack.delivery_time = now
+        g.deliver(entry_id, nack, now)
         nack.delivery_count = bumped(nack.delivery_count)
         c.active_time = now
         out.append([entry_id.encode(), fields, idle, before])  # type: ignore[list-item]
