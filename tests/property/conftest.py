@@ -23,8 +23,8 @@ settings.register_profile(
 )
 settings.register_profile(
     "deep",
-    max_examples=2000,
-    stateful_step_count=100,
+    max_examples=500,
+    stateful_step_count=80,
     deadline=None,
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

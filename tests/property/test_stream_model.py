@@ -193,7 +193,9 @@ class StreamModelMachine(RuleBasedStateMachine):
         spread=st.booleans(),
         cap=st.one_of(st.none(), st.integers(0, 120)),
     )
-    def xadd_many(self, key: bytes, n: int, fv: list[bytes], spread: bool, cap: int | None) -> None:
+    def xadd_burst(
+        self, key: bytes, n: int, fv: list[bytes], spread: bool, cap: int | None
+    ) -> None:
         """A burst of `XADD key [MAXLEN ~ cap] * ...`, to fill and split nodes."""
         for _ in range(n):
             trim = Trim(b"MAXLEN", b"~", maxlen=cap) if cap is not None else None
