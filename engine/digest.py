@@ -17,7 +17,7 @@ from . import node
 from .groups import ConsumerGroup, check_groups
 from .ids import MAX_ID, MIN_ID, StreamID
 from .keyspace import Keyspace, Value
-from .stream import Stream
+from .stream import LISTPACK_MAX_SIZE, Stream
 
 _U64 = struct.Struct(">Q")
 _I64 = struct.Struct(">q")
@@ -115,11 +115,48 @@ def check_stream(s: Stream) -> None:
         assert tail[3] == node.master_fields(tail[1])[0], "stale tail master fields"
 
 
-def check_keyspace(keyspace: Keyspace) -> None:
+def check_node_limits(s: Stream, max_bytes: int, max_entries: int) -> None:
+    """Assert each node respects the limits it was filled under: at most max_entries entries
+    (tombstones included), and its last entry was appended while the node was still below
+    max_bytes (Redis opens a new node when `bytes + entry field/value bytes >= max_bytes`).
+
+    Two bytes of slack cover the master's live/deleted counters changing width since.
+    """
+    limit = max_bytes if 0 < max_bytes <= LISTPACK_MAX_SIZE else LISTPACK_MAX_SIZE
+    for key, lp in s.nodes():
+        master = StreamID.from_key(key)
+        entries = node.scan(lp, master)
+        if max_entries:
+            assert len(entries) <= max_entries, f"node {master} holds {len(entries)} entries"
+        if len(entries) < 2:
+            continue
+        last_pos = entries[-1][0]
+        before = last_pos + 1  # the node as it was: everything up to the entry, and 0xFF
+        assert before - 2 + _raw_size(lp, last_pos) < limit, f"node {master} overfilled"
+
+
+def _raw_size(lp: bytearray, pos: int) -> int:
+    """Field and value bytes of the entry whose flags are at `pos`, as XADD received them."""
+    els = lp_.decode_all(lp, pos)
+    flags, nf_or_value = els[0], els[3]
+    assert isinstance(flags, int)
+    if flags & node.FLAG_SAMEFIELDS:
+        fields, _ = node.master_fields(lp)
+        parts = list(fields) + els[3 : 3 + len(fields)]
+    else:
+        assert isinstance(nf_or_value, int)
+        parts = els[4 : 4 + 2 * nf_or_value]
+    return sum(len(p) if isinstance(p, bytes) else len(b"%d" % p) for p in parts)
+
+
+def check_keyspace(keyspace: Keyspace, limits: tuple[int, int] | None = None) -> None:
+    """check_stream on every stream, and check_node_limits when `limits` is given."""
     for key in keyspace:
         v = keyspace.get(key)
         if isinstance(v, Stream):
             try:
                 check_stream(v)
+                if limits is not None:
+                    check_node_limits(v, *limits)
             except AssertionError as e:
                 raise AssertionError(f"key {key!r}: {e}") from None

@@ -22,6 +22,7 @@ class Engine:
     def __init__(self, config: EngineConfig | None = None) -> None:
         self.config = config or EngineConfig()
         self.keyspace = Keyspace()
+        self.foreign_layout = False  # True once a snapshot brought nodes built elsewhere
 
     def execute(self, argv: Argv, now_ms: int = 0, *, replicated: bool = False) -> Result:
         cmd = commands.lookup(argv)
@@ -50,5 +51,11 @@ class Engine:
         return digest.keyspace_digest(self.keyspace)
 
     def check_integrity(self) -> None:
-        """Raise AssertionError if any structural invariant is broken."""
-        digest.check_keyspace(self.keyspace)
+        """Raise AssertionError if any structural invariant is broken.
+
+        Node sizes are checked against this engine's limits unless its nodes came from a
+        snapshot, whose layout another engine's limits decided.
+        """
+        cfg = self.config
+        limits = None if self.foreign_layout else (cfg.node_max_bytes, cfg.node_max_entries)
+        digest.check_keyspace(self.keyspace, limits)

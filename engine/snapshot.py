@@ -54,6 +54,7 @@ _META = struct.Struct(">QQ16s16s16sIIQQQ")
 
 class _Protocol:  # the Engine's shape, without importing engine.py (no cycle)
     keyspace: Keyspace
+    foreign_layout: bool
 
 
 def dump_chunks(engine: _Protocol, chunk_size: int = 1 << 20) -> Iterator[bytes]:
@@ -145,6 +146,7 @@ def _stream_meta(s: Stream) -> bytes:
 def restore(engine: _Protocol, data: bytes, deep: bool = False) -> None:
     """Replace the engine's keyspace with the snapshot's, or raise SnapshotError."""
     engine.keyspace = load(data, deep)
+    engine.foreign_layout = True
 
 
 def load(data: bytes, deep: bool = False) -> Keyspace:
