@@ -31,6 +31,8 @@ from naive_streams import (
     incr,
 )
 
+from xstream.engine import Engine, StreamError
+
 KEYS = [b"s0", b"s1", b"s2"]
 keys = st.sampled_from(KEYS)
 
@@ -400,3 +402,18 @@ def shipped_trim(effect: list[bytes]) -> tuple[int | None, Id | None] | None:
             ms, _, seq = words[j + 2].partition(b"-")
             return None, (int(ms), int(seq))
     return None
+
+
+def parse_id(text: bytes) -> tuple[int, int]:
+    """An `<ms>-<seq>` reply as a pair of ints, for ordering IDs in the models."""
+    ms, _, seq = text.partition(b"-")
+    return int(ms), int(seq)
+
+
+def ship(replica: Engine, argv: list[bytes], effects: list[list[bytes]]) -> None:
+    """Apply the primary's effects for `argv` on the replica; a rejection fails the test."""
+    for effect in effects:
+        try:
+            replica.apply(effect)
+        except StreamError as err:
+            raise AssertionError(f"{argv}: replica rejected {effect}: {err.line}") from err

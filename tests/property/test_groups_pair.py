@@ -15,6 +15,7 @@ replica never gets a clock. Reads ship nothing; a failed command changes nothing
 from __future__ import annotations
 
 import pytest
+from command_gen import parse_id, ship
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -42,11 +43,6 @@ Argv = list[bytes]
 
 def num(n: int) -> bytes:
     return b"%d" % n
-
-
-def parse_id(text: bytes) -> tuple[int, int]:
-    ms, _, seq = text.partition(b"-")
-    return int(ms), int(seq)
 
 
 class GroupPairMachine(RuleBasedStateMachine):
@@ -101,11 +97,7 @@ class GroupPairMachine(RuleBasedStateMachine):
             return
         if argv[0].upper() in READS:
             assert result.effects == [], argv
-        for effect in result.effects:
-            try:
-                self.replica.apply(effect)
-            except StreamError as err:
-                raise AssertionError(f"{argv}: replica rejected {effect}: {err.line}") from err
+        ship(self.replica, argv, result.effects)
 
     @initialize()
     def streams_with_groups(self) -> None:

@@ -19,7 +19,9 @@ from command_gen import (
     check_effect_shape,
     field_values,
     keys,
+    parse_id,
     policies,
+    ship,
     values,
     xadds,
     xdels,
@@ -46,11 +48,6 @@ PAIRS = [
     (EngineConfig(100, 0), EngineConfig(4096, 100)),
 ]
 ALWAYS_SHIPPED = {b"XSETID", b"FLUSHALL"}  # propagated on success even when nothing changed
-
-
-def parse_id(text: bytes) -> tuple[int, int]:
-    ms, _, seq = text.partition(b"-")
-    return int(ms), int(seq)
 
 
 class PairMachine(RuleBasedStateMachine):
@@ -102,10 +99,7 @@ class PairMachine(RuleBasedStateMachine):
             return None
         for effect in result.effects:
             check_effect_shape(effect)
-            try:
-                self.replica.apply(effect)
-            except StreamError as e:
-                raise AssertionError(f"replica rejected {effect} (from {argv}): {e}") from e
+        ship(self.replica, argv, result.effects)
         if appends:
             assert len(result.effects) == (result.reply is not None), result.effects
             return result
