@@ -3,9 +3,9 @@
     xadd_many(keyspace, config, key, entries, now_ms) -> Result(reply=[id, ...], effects, ...)
 
 `xadd_many` is `XADD key * field value ...` once per entry, all at `now_ms`: the same IDs,
-the same effects (one concrete `XADD key <id> field value ...` per entry, so replicas and the
-AOF cannot tell a batch from single calls) and the same node bytes. What it saves is the
-per-command overhead (argv dispatch, option parsing, a context per call) and, in
+the same state and the same node bytes. Its effect is one `XAPPEND key first-id counts ...`
+(commands/append.py), which replays as those XADDs would. What it saves is the per-command
+overhead (argv dispatch, option parsing, a context per call, one effect per entry) and, in
 `Stream.append_many`, one listpack write per node instead of one per entry.
 
 Unlike a run of separate XADDs, a batch is all-or-nothing: if any XADD of the run would fail
@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from itertools import chain
 from typing import cast
 
+from .commands import append
 from .commands.add_trim import id_exhausted
 from .context import Argv, EngineConfig, Result
 from .errors import StreamError, wrong_arity
@@ -50,7 +51,7 @@ def xadd_many(
         s = keyspace.stream_or_create(key)
     s.append_many(first, entries, config.node_max_bytes, config.node_max_entries)
     ids = format_ids(first, len(entries))
-    effects: list[Argv] = [[b"XADD", key, i, *fv] for i, fv in zip(ids, entries, strict=True)]
+    effects: list[Argv] = [append.effect(key, ids[0], entries)]
     return Result(cast("list[Reply]", ids), effects, [key])
 
 

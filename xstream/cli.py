@@ -1,20 +1,27 @@
-"""The `xstream` command line.
+"""The `xstream` command line: run nodes and talk to them.
 
-`xstream shell` runs stream commands against an in-process engine, redis-cli style, optionally
-persisting the keyspace to a snapshot file between runs. The replicated service (primary,
-replicas, `xstream up`) builds on the same engine.
+xstream primary --port P --data-dir D        a primary
+xstream replica --port P --data-dir D --primary HOST:PORT
+xstream up                                   a primary on 7700, replicas on 7701, 7702
+xstream info --node HOST:PORT                role, offsets, lag
+xstream cli --node HOST:PORT [WORDS ...]     one command (or lines from stdin)
+xstream shell [WORDS ...]                    an in-process engine, no server
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import shlex
 import sys
 import time
 from pathlib import Path
 
+from xstream import tools, up
 from xstream.engine import Engine, EngineConfig, StreamError, snapshot
 from xstream.engine.reply import NULL_ARRAY, Reply, ReplyMap, Status
+from xstream.server.runner import NodeConfig, serve
+from xstream.server.store import FSYNC_POLICIES
 
 
 def format_reply(reply: Reply, indent: int = 0) -> str:
@@ -78,10 +85,93 @@ def shell(args: argparse.Namespace) -> int:
     return status
 
 
+def _node_args(p: argparse.ArgumentParser, port: int) -> None:
+    p.add_argument("--port", type=int, default=port, help=f"gRPC port (default {port}; 0 = any)")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--data-dir", required=True, type=Path, help="snapshots and log segments")
+    p.add_argument("--name", default="", help="node name in logs and INFO (default host:port)")
+    p.add_argument("--fsync", choices=FSYNC_POLICIES, default="everysec", help="appendfsync")
+    p.add_argument(
+        "--snapshot-bytes",
+        type=int,
+        default=64 << 20,
+        help="snapshot when the log segment passes this many bytes (default 64 MiB)",
+    )
+    p.add_argument("--metrics-port", type=int, default=0, help="Prometheus /metrics (0 = off)")
+    p.add_argument("--node-max-bytes", type=int, default=4096, help="stream-node-max-bytes")
+    p.add_argument("--node-max-entries", type=int, default=100, help="stream-node-max-entries")
+    p.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info")
+
+
+def _config(args: argparse.Namespace, role: str) -> NodeConfig:
+    cfg = NodeConfig(role=role)
+    for key in vars(cfg):
+        if hasattr(args, key):
+            setattr(cfg, key, getattr(args, key))
+    return cfg
+
+
+def run_primary(args: argparse.Namespace) -> int:
+    asyncio.run(serve(_config(args, "primary")))
+    return 0
+
+
+def run_replica(args: argparse.Namespace) -> int:
+    asyncio.run(serve(_config(args, "replica")))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="xstream", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    sh = sub.add_parser("shell", help="run stream commands against a local engine")
+    parser = argparse.ArgumentParser(
+        prog="xstream",
+        description="xstream: a replicated Redis Streams service.",
+        epilog="Run `xstream COMMAND --help` for a command's options.",
+    )
+    sub = parser.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    pp = sub.add_parser("primary", help="run a primary", description="Run a primary node.")
+    _node_args(pp, 7700)
+    pp.add_argument(
+        "--backlog-bytes",
+        type=int,
+        default=64 << 20,
+        help="replication backlog kept for partial resyncs (default 64 MiB)",
+    )
+    pp.add_argument(
+        "--acks-timeout-ms",
+        type=int,
+        default=5000,
+        help="default timeout of writes asking acks=quorum|all",
+    )
+    pp.add_argument(
+        "--expect-replicas",
+        type=int,
+        default=0,
+        help="replicas in the cluster, for acks=quorum|all before they attach",
+    )
+    pp.add_argument(
+        "--min-replicas-to-write",
+        type=int,
+        default=0,
+        help="refuse writes unless this many replicas acked recently (0 = off)",
+    )
+    pp.add_argument(
+        "--min-replicas-max-lag",
+        type=float,
+        default=10.0,
+        help="seconds since a replica's last ack for it to count (default 10)",
+    )
+    pp.set_defaults(func=run_primary)
+    rp = sub.add_parser("replica", help="run a replica", description="Run a replica node.")
+    _node_args(rp, 7701)
+    rp.add_argument("--primary", required=True, help="the primary's HOST:PORT")
+    rp.set_defaults(func=run_replica)
+    up.add_parser(sub)
+    tools.add_parsers(sub)
+    sh = sub.add_parser(
+        "shell",
+        help="run stream commands against an in-process engine",
+        description="Run stream commands against an in-process engine (no server).",
+    )
     sh.add_argument("command", nargs="*", help="one command as words; else read lines from stdin")
     sh.add_argument("--snapshot", help="load the keyspace from / save it to this file")
     sh.add_argument("--node-max-bytes", type=int, default=4096)

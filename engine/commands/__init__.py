@@ -16,6 +16,7 @@ from ..errors import unknown_command, unknown_subcommand, wrong_arity
 from ..reply import Reply
 from . import (
     add_trim,
+    append,
     claim,
     delete,
     delex,
@@ -50,6 +51,7 @@ def _cmd(name: str, handler: Handler, arity: int, write: bool) -> tuple[bytes, C
 COMMANDS: dict[bytes, Command] = dict(
     [
         _cmd("xadd", add_trim.xadd, -5, True),
+        _cmd("xappend", append.xappend, -6, True),
         _cmd("xtrim", add_trim.xtrim, -4, True),
         _cmd("xdel", delete.xdel, -3, True),
         _cmd("xsetid", delete.xsetid, -3, True),

@@ -351,7 +351,7 @@ def garbage(draw: st.DrawFn, stream_keys: list[bytes], missing_keys: list[bytes]
 # -- effects ---------------------------------------------------------------------------------
 
 CONCRETE_ID = re.compile(rb"^\d+-\d+$")
-EFFECT_COMMANDS = {b"XADD", b"XTRIM", b"XDEL", b"XSETID", b"DEL", b"FLUSHALL", b"SET"}
+EFFECT_COMMANDS = {b"XADD", b"XAPPEND", b"XTRIM", b"XDEL", b"XSETID", b"DEL", b"FLUSHALL", b"SET"}
 
 
 def xadd_effect_parts(effect: list[bytes]) -> tuple[list[bytes], bytes, list[bytes]]:
@@ -380,6 +380,9 @@ def check_effect_shape(effect: list[bytes]) -> None:
         opts, eid, _ = xadd_effect_parts(effect)
         assert CONCRETE_ID.match(eid), f"XADD shipped a non-concrete ID: {effect}"
         words = [*opts, eid]
+    elif name == b"XAPPEND":
+        assert CONCRETE_ID.match(effect[2]), f"XAPPEND shipped a non-concrete ID: {effect}"
+        words = effect[2:4]
     elif name == b"SET":
         words = []
     else:

@@ -93,19 +93,22 @@ def test_batch_equals_one_xadd_per_entry(
 ) -> None:
     rng = random.Random(repr((config, setup.__name__, mixed)))
     one, many = Engine(EngineConfig(*config)), Engine(EngineConfig(*config))
+    replay = Engine(EngineConfig(*config))
     setup(one)
     setup(many)
+    setup(replay)
     now = 1000
     for _ in range(8):
         batch = entries(rng, rng.choice([1, 2, 50, 130, 300]), mixed)
-        replies, effects = [], []
+        replies = []
         for fv in batch:
             r = one.execute([b"XADD", b"s", b"*", *fv], now)
             replies.append(r.reply)
-            effects += r.effects
         got = many.xadd_many(b"s", batch, now)
         assert got.reply == replies
-        assert got.effects == effects
+        assert [e[0] for e in got.effects] == [b"XAPPEND"]
+        replay.apply(got.effects[0])
+        assert state(replay) == state(one)
         assert got.signaled == [b"s"]
         assert state(many) == state(one)
         many.check_integrity()
@@ -177,3 +180,49 @@ def test_too_large_elements(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_format_ids_across_a_seq_carry() -> None:
     first = StreamID(7, U64 - 1)
     assert api.format_ids(first, 3) == [b"7-%d" % (U64 - 1), b"7-%d" % U64, b"8-0"]
+
+
+def test_xappend_effect_replays_and_ships_itself() -> None:
+    e = Engine()
+    got = e.xadd_many(b"s", [[b"a", b"1"], [b"a", b"2", b"b", b"3"]], 5)
+    (effect,) = got.effects
+    assert effect == [b"XAPPEND", b"s", b"5-0", b"2,4", b"a", b"1", b"a", b"2", b"b", b"3"]
+    replica = Engine(EngineConfig(node_max_entries=1))
+    again = replica.apply(effect)
+    assert again.reply == b"5-1"
+    assert again.effects == [effect]
+    assert replica.digest() == e.digest()
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["XAPPEND", "s", "5-0", "2", "a", "1"], "equal or smaller"),
+        (["XAPPEND", "s", "0-0", "2", "a", "1"], "equal or smaller"),
+        (["XAPPEND", "t", "0-0", "2", "a", "1"], "greater than 0-0"),
+        (["XAPPEND", "s", "9-0", "3", "a", "1", "b"], "wrong number of arguments"),
+        (["XAPPEND", "s", "9-0", "2,2", "a", "1"], "syntax error"),
+        (["XAPPEND", "s", "9-0", "x", "a", "1"], "syntax error"),
+        (["XAPPEND", "s", "bad", "2", "a", "1"], "Invalid stream ID"),
+        (
+            [
+                "XAPPEND",
+                "s",
+                "18446744073709551615-18446744073709551615",
+                "2,2",
+                "a",
+                "1",
+                "b",
+                "2",
+            ],
+            "exhausted",
+        ),
+    ],
+)
+def test_xappend_bad_input_changes_nothing(args: list[str], error: str) -> None:
+    e = Engine()
+    e.execute(argv("XADD", "s", "5-0", "a", "1"))
+    before = e.digest()
+    with pytest.raises(StreamError, match=error):
+        e.execute(argv(*args))
+    assert e.digest() == before

@@ -1,0 +1,1 @@
+"""The primary: the single writer that logs, persists and ships every write (xstream.primary)."""

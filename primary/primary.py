@@ -1,0 +1,334 @@
+"""The primary node: applies writes, logs their effects, persists and ships them, counts acks.
+
+A write, on the event loop (the single writer), with no await until its record is queued:
+
+    engine.execute(argv, now)          all-or-nothing; StreamError leaves nothing behind
+    -> records.encode(effects)         one record per write (a pipeline's commands are one
+    -> store.append + backlog.append   record each; an ingest batch is one record)
+    -> wake blocked readers and the replica senders
+    then, awaiting:  store.durable(offset)   (fsync=always: group-committed fsync)
+                     acks from N replicas    (acks=quorum|all, with a timeout)
+
+Only then is the reply sent. A write that ships no effects (it changed nothing) has no record.
+
+Acks: `quorum` needs the replicas that make a majority of the cluster together with the
+primary: (1 + R) // 2 of R replicas, where R is the number of replicas known (ever attached
+since start, or --expect-replicas if larger). `all` needs all R. A write whose acks do not
+arrive in time fails with `ACKTIMEOUT ...`: it is applied and logged on the primary (it may
+still reach replicas), but it is never reported as replicated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Any
+
+from xstream.engine import Engine, Result, StreamError, snapshot
+from xstream.engine.reply import Reply
+from xstream.server import records
+from xstream.server.backlog import Backlog
+from xstream.server.metrics import METRICS
+from xstream.server.node import Argv, Node, now_ms
+from xstream.server.store import Store
+from xstream.v1 import xstream_pb2 as pb
+
+
+@dataclass
+class Options:
+    acks_timeout_ms: int = 5000  # default timeout of acks=quorum|all
+    expect_replicas: int = 0  # cluster size hint for quorum (R)
+    min_replicas_to_write: int = 0
+    min_replicas_max_lag: float = 10.0  # seconds
+    snapshot_bytes: int = 64 << 20  # snapshot once the open log segment passes this
+
+
+@dataclass
+class ReplicaLink:
+    name: str
+    address: str
+    ack_offset: int = 0
+    ack_time: float = 0.0  # monotonic time of the last ack
+    state: str = "sync"  # "sync" (full sync running), "online"
+    connected: bool = True
+    lag_ms_reported: int = 0
+
+
+@dataclass
+class CommitTimes:
+    """When (wall clock) each offset was committed, for lag in ms; bounded, oldest dropped."""
+
+    offsets: list[int] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)
+
+    def add(self, offset: int, t: float) -> None:
+        self.offsets.append(offset)
+        self.times.append(t)
+        if len(self.offsets) > 200_000:
+            del self.offsets[:100_000]
+            del self.times[:100_000]
+
+    def first_after(self, offset: int) -> float | None:
+        """Commit time of the first write past `offset` (None if nothing is past it)."""
+        i = bisect_right(self.offsets, offset)
+        if i == len(self.offsets):
+            return None
+        return self.times[i]
+
+
+class Primary(Node):
+    role = "primary"
+
+    def __init__(
+        self,
+        engine: Engine,
+        store: Store,
+        backlog: Backlog,
+        ids: dict[str, Any],
+        name: str,
+        options: Options | None = None,
+    ) -> None:
+        super().__init__(engine, name)
+        self.store = store
+        self.backlog = backlog
+        self.replid: str = ids["replid"]
+        self.replid2: str = ids.get("replid2", "")
+        self.replid2_end: int = ids.get("replid2_end", 0)
+        self.options = options or Options()
+        self.replicas: dict[str, ReplicaLink] = {}
+        self.full_syncs = 0
+        self.partial_syncs = 0
+        self.commit_times = CommitTimes()
+        self.data_event = asyncio.Event()
+        self._ack_waiters: list[tuple[int, int, asyncio.Future[int]]] = []
+        self._snapshotting: asyncio.Task[None] | None = None
+
+    @property
+    def offset(self) -> int:
+        return self.backlog.end
+
+    # ------------------------------------------------------------ writes
+
+    async def write(
+        self, argv: Argv, concern: pb.WriteConcern | None, settle: bool = True
+    ) -> tuple[Reply, int]:
+        self._check_min_replicas()
+        result = self.engine.execute(argv, now_ms())
+        self.commit(result)
+        if result.block is not None:
+            result = await self.block(result.block, self._write_again)
+        offset = self.offset
+        if settle:
+            await self.settle(offset, concern)
+        return result.reply, offset
+
+    def _write_again(self, argv: Argv) -> Result:
+        result = self.engine.execute(argv, now_ms())
+        self.commit(result)
+        return result
+
+    async def pipeline(
+        self, argvs: list[Argv], concern: pb.WriteConcern | None, client_offset: int = 0
+    ) -> tuple[list[Reply | StreamError], int]:
+        """Each command in order (others may interleave while one blocks); settled once."""
+        out: list[Reply | StreamError] = []
+        wrote = False
+        for argv in argvs:
+            try:
+                if argv and self.engine_is_write(argv):
+                    reply, _ = await self.write(argv, None, settle=False)
+                    wrote = True
+                else:
+                    reply, _ = await self.execute(argv, None, client_offset)
+                out.append(reply)
+            except StreamError as e:
+                METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
+                out.append(e)
+        if wrote:
+            await self.settle(self.offset, concern)
+        return out, self.offset
+
+    def engine_is_write(self, argv: Argv) -> bool:
+        try:
+            return self.engine.is_write(argv)
+        except StreamError:
+            return False
+
+    async def ingest_batch(self, key: bytes, entries: list[list[bytes]]) -> list[bytes]:
+        """One `XADD key *` per entry as one record; settle with `settle()` after the stream."""
+        self._check_min_replicas()
+        result = self.engine.xadd_many(key, entries, now_ms())
+        self.commit(result)
+        METRICS.entries_ingested.inc(len(entries))
+        return result.reply  # type: ignore[return-value]
+
+    def commit(self, result: Result) -> None:
+        """Log, queue for the file and ship a result's effects; wake its blocked readers."""
+        if result.effects:
+            data = records.encode(result.effects)
+            self.store.append(data)
+            self.backlog.append(data)
+            self.commit_times.add(self.backlog.end, time.time())
+            self.data_event.set()
+            self.data_event = asyncio.Event()
+            METRICS.offset.set(self.backlog.end)
+            if self.store.segment_bytes > self.options.snapshot_bytes:
+                self.start_snapshot()
+        if result.signaled:
+            self.wake(result.signaled)
+
+    async def settle(self, offset: int, concern: pb.WriteConcern | None) -> None:
+        """Durable per the fsync policy, then acked by as many replicas as asked."""
+        await self.store.durable(offset)
+        needed = self.required_acks(concern)
+        if needed == 0:
+            return
+        assert concern is not None
+        timeout = concern.timeout_ms or self.options.acks_timeout_ms
+        got = await self._await_acks(offset, needed, timeout / 1000)
+        if got < needed:
+            raise StreamError(
+                f"write applied on the primary at offset {offset} but acknowledged by {got} "
+                f"of {needed} required replicas within {timeout} ms; it is not replicated",
+                "ACKTIMEOUT",
+            )
+
+    def required_acks(self, concern: pb.WriteConcern | None) -> int:
+        if concern is None or concern.acks == pb.ACKS_LEADER:
+            return 0
+        known = max(len(self.replicas), self.options.expect_replicas)
+        return known if concern.acks == pb.ACKS_ALL else (1 + known) // 2
+
+    def _check_min_replicas(self) -> None:
+        need = self.options.min_replicas_to_write
+        if need <= 0:
+            return
+        now = time.monotonic()
+        good = sum(
+            1
+            for r in self.replicas.values()
+            if r.connected
+            and r.state == "online"
+            and now - r.ack_time <= self.options.min_replicas_max_lag
+        )
+        if good < need:
+            raise StreamError("Not enough good replicas to write.", "NOREPLICAS")
+
+    # ------------------------------------------------------------ acks and WAIT
+
+    def acked(self, offset: int) -> int:
+        return sum(1 for r in self.replicas.values() if r.ack_offset >= offset)
+
+    async def _await_acks(self, offset: int, needed: int, timeout: float | None) -> int:
+        got = self.acked(offset)
+        if got >= needed:
+            return got
+        fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        entry = (offset, needed, fut)
+        self._ack_waiters.append(entry)
+        try:
+            return await asyncio.wait_for(asyncio.shield(fut), timeout)
+        except TimeoutError:
+            return self.acked(offset)
+        finally:
+            if entry in self._ack_waiters:
+                self._ack_waiters.remove(entry)
+
+    async def wait_replicas(self, numreplicas: int, timeout_ms: int, offset: int) -> int:
+        return await self._await_acks(
+            offset, numreplicas, timeout_ms / 1000 if timeout_ms else None
+        )
+
+    def on_ack(self, link: ReplicaLink, offset: int, lag_ms: int) -> None:
+        link.ack_offset = max(link.ack_offset, offset)
+        link.ack_time = time.monotonic()
+        link.lag_ms_reported = lag_ms
+        if not self._ack_waiters:
+            return
+        still = []
+        for off, needed, fut in self._ack_waiters:
+            got = self.acked(off)
+            if got >= needed and not fut.done():
+                fut.set_result(got)
+            else:
+                still.append((off, needed, fut))
+        self._ack_waiters = still
+
+    def lag_ms(self, link: ReplicaLink) -> int:
+        t = self.commit_times.first_after(link.ack_offset)
+        return 0 if t is None else max(0, int((time.time() - t) * 1000))
+
+    # ------------------------------------------------------------ replicas
+
+    def attach(self, hello: pb.Hello) -> ReplicaLink:
+        link = self.replicas.get(hello.name)
+        if link is None:
+            link = self.replicas[hello.name] = ReplicaLink(hello.name, hello.address)
+        link.address, link.connected, link.state = hello.address, True, "sync"
+        link.ack_offset = hello.offset if hello.replid in (self.replid, self.replid2) else 0
+        link.ack_time = time.monotonic()
+        return link
+
+    def detach(self, link: ReplicaLink) -> None:
+        link.connected = False
+
+    def can_continue(self, replid: str, offset: int) -> bool:
+        """PSYNC's rule: the same history (or the previous one, up to where it ended), and the
+        offset still in the backlog."""
+        same = replid == self.replid or (replid == self.replid2 and offset <= self.replid2_end)
+        return bool(replid) and same and self.backlog.holds(offset)
+
+    def sync_snapshot(self) -> tuple[int, list[bytes]]:
+        """The state now, at the current offset, as ~1 MiB snapshot chunks."""
+        return self.offset, list(snapshot.dump_chunks(self.engine))
+
+    # ------------------------------------------------------------ snapshots
+
+    def start_snapshot(self) -> asyncio.Task[None] | None:
+        if self._snapshotting is not None and not self._snapshotting.done():
+            return None
+        self._snapshotting = asyncio.get_running_loop().create_task(self.snapshot_now())
+        return self._snapshotting
+
+    async def snapshot_now(self) -> tuple[int, int]:
+        """Serialize now (consistent at this offset), write in a worker thread, truncate the log."""
+        offset, data = self.store.begin_snapshot(self.engine, {"replid": self.replid})
+        await asyncio.get_running_loop().run_in_executor(
+            None, self.store.finish_snapshot, offset, data
+        )
+        METRICS.snapshots.inc()
+        return offset, len(data)
+
+    # ------------------------------------------------------------ info
+
+    def info(self) -> dict[str, Any]:
+        reps = []
+        for r in self.replicas.values():
+            host, _, port = r.address.rpartition(":")
+            reps.append(
+                {
+                    "name": r.name,
+                    "address": r.address,
+                    "host": host,
+                    "port": int(port or 0),
+                    "ack_offset": r.ack_offset,
+                    "lag_offset": max(0, self.offset - r.ack_offset),
+                    "lag_ms": self.lag_ms(r),
+                    "state": r.state if r.connected else "disconnected",
+                }
+            )
+        return {
+            "role": "primary",
+            "name": self.name,
+            "replid": self.replid,
+            "offset": self.offset,
+            "replicas": reps,
+            "keys": len(self.engine.keyspace),
+            "full_syncs": self.full_syncs,
+            "partial_syncs": self.partial_syncs,
+            "backlog_start": self.backlog.start,
+            "snapshot_offset": self.store.snapshot_offset,
+            "fsync": self.store.fsync,
+        }

@@ -1,0 +1,294 @@
+"""The replica node: follows a primary's replication stream, persists it, serves reads.
+
+The link, one Replication.Sync stream at a time (reconnecting with backoff):
+
+    send Hello(replid, offset)            offset = end of the last whole record applied
+    <- Continue                           partial resync: Records follow from offset
+    <- FullSync, SnapshotChunk..., End    the snapshot replaces the data set at its offset
+    <- Records(start, data) ...           bytes appended to the own log, whole records
+                                          applied in order, blocked readers woken
+    -> Ack(offset) after each Records message and every second
+
+Invariants: `received` (bytes of the stream held, written to the own log) >= `offset` (whole
+records applied); the difference is a partial record kept in `pending`. Before a new link the
+log is cut back to `offset`, so the own log is always a prefix of the primary's stream. Acks
+start only once a sync is established, so no ack from a previous history is ever counted.
+A record that fails to apply means the replica diverged (a bug): it forgets its replid and
+takes a full sync.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from xstream.engine import Engine, StreamError, snapshot
+from xstream.engine.reply import Reply
+from xstream.server import ids, records
+from xstream.server.logs import slog
+from xstream.server.metrics import METRICS
+from xstream.server.node import Argv, Node
+from xstream.server.service import MAX_MESSAGE
+from xstream.server.store import Store
+from xstream.v1 import xstream_pb2 as pb
+from xstream.v1 import xstream_pb2_grpc as pb_grpc
+
+ACK_EVERY = 1.0
+
+
+class Diverged(Exception):  # noqa: N818
+    """The stream does not fit this replica's state: resync from scratch."""
+
+
+class Replica(Node):
+    role = "replica"
+
+    def __init__(
+        self,
+        engine: Engine,
+        store: Store,
+        offset: int,
+        name: str,
+        address: str,
+        primary_address: str,
+        snapshot_bytes: int = 64 << 20,
+    ) -> None:
+        super().__init__(engine, name)
+        self.store = store
+        self.address = address
+        self.primary_address = primary_address
+        self.replid: str = ids.load(store.dir).get("replid", "")
+        self._offset = offset
+        self.received = store.written
+        self.pending = b""
+        self.primary_offset = offset
+        self.link = "down"
+        self.caught_up_at = time.time()
+        self.full_syncs = 0
+        self.partial_syncs = 0
+        self.snapshot_bytes = snapshot_bytes
+        self.lags: deque[float] = deque(maxlen=10_000)
+        self._ack_event = asyncio.Event()
+        self._acking = False
+        self._snapshotting: asyncio.Task[Any] | None = None
+
+    @property
+    def offset(self) -> int:
+        return self._offset
+
+    async def write(self, argv: Argv, concern: pb.WriteConcern | None) -> tuple[Reply, int]:
+        raise self.readonly()
+
+    async def ingest_batch(self, key: bytes, entries: list[list[bytes]]) -> list[bytes]:
+        raise self.readonly()
+
+    async def settle(self, offset: int, concern: pb.WriteConcern | None) -> None:
+        """Nothing to wait for: a replica takes no writes."""
+
+    def readonly(self) -> StreamError:
+        return StreamError(
+            f"You can't write against a read only replica. The primary is {self.primary_address}.",
+            "READONLY",
+        )
+
+    def lag_ms(self) -> int:
+        if self._offset >= self.primary_offset:
+            self.caught_up_at = time.time()
+            return 0
+        return int((time.time() - self.caught_up_at) * 1000)
+
+    # ------------------------------------------------------------ the link
+
+    async def run_link(self) -> None:
+        backoff = 0.05
+        while True:
+            try:
+                await self._sync_once()
+                backoff = 0.05
+            except Diverged as e:
+                slog("replica_diverged", level="error", error=str(e))
+                self.replid = ""
+                ids.forget(self.store.dir)
+            except grpc.aio.AioRpcError as e:
+                if self.link != "down":
+                    slog("link_down", level="warning", code=str(e.code()), details=e.details())
+                backoff = min(backoff * 2, 1.0)
+            self.link = "down"
+            self._acking = False
+            await asyncio.sleep(backoff)
+
+    async def _sync_once(self) -> None:
+        if self.received != self._offset:  # a partial record from the last link
+            self.store.truncate_to(self._offset)
+            self.received = self._offset
+            self.pending = b""
+        async with grpc.aio.insecure_channel(
+            self.primary_address,
+            options=[
+                ("grpc.max_receive_message_length", MAX_MESSAGE),
+                ("grpc.max_send_message_length", MAX_MESSAGE),
+            ],
+        ) as channel:
+            stub = pb_grpc.ReplicationStub(channel)
+            call = stub.Sync(self._outgoing())
+            chunks: list[bytes] = []
+            full: pb.FullSync | None = None
+            async for msg in call:
+                kind = msg.WhichOneof("kind")
+                if kind == "records":
+                    self._on_records(msg.records)
+                elif kind == "ping":
+                    self.primary_offset = max(self.primary_offset, msg.ping.primary_offset)
+                    self._ack_event.set()
+                elif kind == "resume":
+                    self._on_continue(msg.resume)
+                elif kind == "full_sync":
+                    full, chunks = msg.full_sync, []
+                    self.link = "sync"
+                    slog("full_sync_start", offset=full.offset, bytes=full.size)
+                elif kind == "chunk":
+                    chunks.append(msg.chunk.data)
+                    got = sum(map(len, chunks))
+                    if full is not None and len(chunks) % 8 == 0:
+                        slog("full_sync_progress", received=got, bytes=full.size)
+                elif kind == "snapshot_end":
+                    assert full is not None
+                    self._on_snapshot(full, b"".join(chunks))
+                    chunks, full = [], None
+
+    async def _outgoing(self) -> AsyncIterator[pb.ReplicaMessage]:
+        yield pb.ReplicaMessage(
+            hello=pb.Hello(
+                replid=self.replid, offset=self._offset, name=self.name, address=self.address
+            )
+        )
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._ack_event.wait(), ACK_EVERY)
+            self._ack_event.clear()
+            if self._acking:
+                yield pb.ReplicaMessage(ack=pb.Ack(offset=self._offset, lag_ms=self.lag_ms()))
+
+    def _on_continue(self, c: pb.Continue) -> None:
+        if c.offset != self._offset:
+            raise Diverged(f"primary continues at {c.offset}, replica is at {self._offset}")
+        if c.replid != self.replid:
+            self.replid = c.replid
+            ids.save(self.store.dir, {"replid": c.replid})
+        self.partial_syncs += 1
+        self.link = "up"
+        self._acking = True
+        self._ack_event.set()
+        slog("partial_sync", replid=c.replid, offset=c.offset)
+
+    def _on_snapshot(self, full: pb.FullSync, data: bytes) -> None:
+        t0 = time.monotonic()
+        fresh = Engine(self.engine.config)
+        snapshot.restore(fresh, data)
+        ids.forget(self.store.dir)
+        self.store.reset(full.offset, data, {"replid": full.replid})
+        self.replid = full.replid
+        ids.save(self.store.dir, {"replid": full.replid})
+        self.engine.keyspace = fresh.keyspace
+        self.engine.foreign_layout = True
+        self._offset = self.received = self.primary_offset = full.offset
+        self.pending = b""
+        self.full_syncs += 1
+        METRICS.full_syncs.inc()
+        self.link = "up"
+        self._acking = True
+        self._ack_event.set()
+        self.wake_all()
+        slog(
+            "full_sync_done",
+            offset=full.offset,
+            bytes=len(data),
+            keys=len(self.engine.keyspace),
+            load_seconds=round(time.monotonic() - t0, 3),
+        )
+
+    def _on_records(self, r: pb.Records) -> None:
+        if r.start != self.received:
+            raise Diverged(f"records start at {r.start}, replica holds {self.received}")
+        data = r.data
+        self.store.append(data)
+        self.received += len(data)
+        buf = self.pending + data if self.pending else data
+        pos = 0
+        signaled: list[bytes] = []
+        try:
+            for start, stop in records.scan(buf):
+                for argv in records.decode_payload(records.payload(buf, start, stop)):
+                    signaled += self.engine.apply(argv).signaled
+                pos = stop
+        except (records.CorruptRecordError, StreamError) as e:
+            raise Diverged(f"record at {self._offset + pos} does not apply: {e}") from e
+        finally:
+            self._offset += pos
+            self.pending = buf[pos:]
+        self.primary_offset = max(self.primary_offset, r.primary_offset, self._offset)
+        if r.time_ms:
+            lag = max(0.0, time.time() - r.time_ms / 1000)
+            self.lags.append(lag)
+            METRICS.apply_lag.observe(lag)
+        METRICS.offset.set(self._offset)
+        if signaled:
+            self.wake(signaled)
+        self._ack_event.set()
+        if self.store.segment_bytes > self.snapshot_bytes and not self.pending:
+            self.start_snapshot()
+
+    # ------------------------------------------------------------ snapshots
+
+    def start_snapshot(self) -> None:
+        if self._snapshotting is None or self._snapshotting.done():
+            self._snapshotting = asyncio.get_running_loop().create_task(self.snapshot_now())
+
+    async def snapshot_now(self) -> tuple[int, int]:
+        if self.pending:  # a snapshot sits on a record boundary
+            return self.store.snapshot_offset, 0
+        offset, data = self.store.begin_snapshot(self.engine, {"replid": self.replid})
+        await asyncio.get_running_loop().run_in_executor(
+            None, self.store.finish_snapshot, offset, data
+        )
+        METRICS.snapshots.inc()
+        return offset, len(data)
+
+    # ------------------------------------------------------------ info
+
+    def info(self) -> dict[str, Any]:
+        lags = sorted(self.lags)
+
+        def pct(p: float) -> float:
+            return round(lags[min(len(lags) - 1, int(p * len(lags)))] * 1000, 3) if lags else 0.0
+
+        return {
+            "role": "replica",
+            "name": self.name,
+            "replid": self.replid,
+            "offset": self._offset,
+            "primary": self.primary_address,
+            "link": self.link,
+            "lag_offset": max(0, self.primary_offset - self._offset),
+            "lag_ms": self.lag_ms(),
+            "keys": len(self.engine.keyspace),
+            "full_syncs": self.full_syncs,
+            "partial_syncs": self.partial_syncs,
+            "snapshot_offset": self.store.snapshot_offset,
+            "fsync": self.store.fsync,
+            "apply_lag_p50_ms": pct(0.5),
+            "apply_lag_p99_ms": pct(0.99),
+            "blocked_clients": self.blocked_clients,
+            "replicas": [],
+        }
+
+
+def data_dir(path: str) -> Path:
+    return Path(path)

@@ -1,0 +1,61 @@
+"""The replication backlog: the latest `capacity` bytes of the replication stream in memory.
+
+A list of chunks (one per commit, so whole records) with their start offsets, consumed from a
+head index (compacted now and then) so that a lookup is a bisect.
+`read(pos)` serves partial resyncs and the per-replica senders; a position before `start` has
+been dropped and needs a full resync. Chunks are only dropped whole, from the left, once the
+rest still holds `capacity` bytes.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+
+class Backlog:
+    def __init__(self, capacity: int, offset: int = 0) -> None:
+        self.capacity = capacity
+        self.start = offset  # offset of the first byte held
+        self.end = offset  # offset after the last byte held (the stream's offset)
+        self._chunks: list[bytes] = []
+        self._starts: list[int] = []
+        self._head = 0  # chunks before it are dropped
+        self._size = 0
+
+    def append(self, data: bytes) -> None:
+        if not data:
+            return
+        self._chunks.append(data)
+        self._starts.append(self.end)
+        self.end += len(data)
+        self._size += len(data)
+        chunks = self._chunks
+        while (
+            self._size - len(chunks[self._head]) >= self.capacity and self._head < len(chunks) - 1
+        ):
+            dropped = chunks[self._head]
+            self._head += 1
+            self._size -= len(dropped)
+            self.start += len(dropped)
+        if self._head > 1024 and self._head * 2 > len(chunks):
+            del chunks[: self._head]
+            del self._starts[: self._head]
+            self._head = 0
+
+    def holds(self, pos: int) -> bool:
+        return self.start <= pos <= self.end
+
+    def read(self, pos: int, max_bytes: int = 1 << 20) -> bytes:
+        """Bytes from `pos` (at least one chunk's worth, up to about max_bytes)."""
+        assert self.holds(pos), (pos, self.start, self.end)
+        if pos == self.end:
+            return b""
+        i = bisect_right(self._starts, pos, self._head) - 1
+        parts = [self._chunks[i][pos - self._starts[i] :]]
+        size = len(parts[0])
+        i += 1
+        while i < len(self._chunks) and size < max_bytes:
+            parts.append(self._chunks[i])
+            size += len(self._chunks[i])
+            i += 1
+        return parts[0] if len(parts) == 1 else b"".join(parts)

@@ -1,0 +1,53 @@
+"""Prometheus metrics of one node, served over HTTP by `serve(port)` (`/metrics`).
+
+Names follow Prometheus conventions with an `xstream_` prefix: commands and errors by
+command, the replication offset, per-replica acked offset and lag (bytes and ms) on a
+primary, apply lag on a replica, fsync latency, snapshot and resync counts.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+
+_LAG_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        r = self.registry = CollectorRegistry()
+        self.commands = Counter("xstream_commands", "Commands executed", ["command"], registry=r)
+        self.errors = Counter("xstream_errors", "Commands that failed", ["prefix"], registry=r)
+        self.entries_ingested = Counter(
+            "xstream_ingested_entries", "Entries appended by Ingest", registry=r
+        )
+        self.offset = Gauge("xstream_repl_offset", "Replication offset", registry=r)
+        self.replica_ack = Gauge(
+            "xstream_replica_ack_offset", "Offset acked by a replica", ["replica"], registry=r
+        )
+        self.replica_lag_bytes = Gauge(
+            "xstream_replica_lag_bytes", "Primary offset minus acked", ["replica"], registry=r
+        )
+        self.replica_lag_ms = Gauge(
+            "xstream_replica_lag_ms", "Age of the oldest unacked write", ["replica"], registry=r
+        )
+        self.apply_lag = Histogram(
+            "xstream_apply_lag_seconds",
+            "Replica: primary commit to applied here",
+            buckets=_LAG_BUCKETS,
+            registry=r,
+        )
+        self.fsync_seconds = Histogram(
+            "xstream_fsync_seconds", "fsync latency", buckets=_LAG_BUCKETS, registry=r
+        )
+        self.full_syncs = Counter("xstream_full_syncs", "Full resyncs", registry=r)
+        self.partial_syncs = Counter("xstream_partial_syncs", "Partial resyncs", registry=r)
+        self.snapshots = Counter("xstream_snapshots", "Snapshots written", registry=r)
+        self.aof_cuts = Counter("xstream_aof_tail_cuts", "Torn tails cut at load", registry=r)
+
+
+METRICS = Metrics()
+
+
+def serve(port: int, host: str = "127.0.0.1") -> None:
+    """Serve /metrics on a daemon thread."""
+    start_http_server(port, addr=host, registry=METRICS.registry)

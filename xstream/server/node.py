@@ -1,0 +1,200 @@
+"""The node core that primary and replica share: one engine, served from one event loop.
+
+The event loop thread is the single writer (Redis's main thread): every engine call runs on it
+without an `await` in between, so commands never interleave. `Node.execute(argv)` is the one
+argv dispatch of a server: a few server commands (WAIT, PING, ROLE) live here, everything else
+is looked up in the engine's command table; writes go to `write()` (the primary logs and ships
+them; a replica refuses them with READONLY).
+
+Blocking reads: a read the engine cannot answer yet returns a BlockSpec; the node parks the
+caller on the spec's keys until a write (on a primary) or an applied record (on a replica)
+signals one of them, then re-runs the rewritten argv, until it answers or the deadline passes.
+The first deadline stands: re-running does not restart the BLOCK timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from xstream.engine import NULL_ARRAY, Engine, Result, StreamError
+from xstream.engine.commands import lookup
+from xstream.engine.context import BlockSpec
+from xstream.engine.reply import Reply, Status
+from xstream.v1 import xstream_pb2 as pb
+
+from .metrics import METRICS
+
+Argv = list[bytes]
+Rerun = Callable[[Argv], Awaitable[Result] | Result]
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Node(ABC):
+    role = "node"
+
+    def __init__(self, engine: Engine, name: str) -> None:
+        self.engine = engine
+        self.name = name
+        self.health: Any = None  # the health servicer, once serving
+        self._waiters: dict[bytes, set[asyncio.Future[None]]] = {}
+
+    # ------------------------------------------------------------ dispatch
+
+    async def execute(
+        self, argv: Argv, concern: pb.WriteConcern | None = None, client_offset: int = 0
+    ) -> tuple[Reply, int]:
+        """Run one command; (reply, replication offset after it). Raises StreamError."""
+        if not argv:
+            raise StreamError("empty command")
+        server_cmd = SERVER_COMMANDS.get(argv[0].upper())
+        if server_cmd is not None:
+            return await server_cmd(self, argv, client_offset)
+        cmd = lookup(argv)
+        METRICS.commands.labels(cmd.fullname).inc()
+        if cmd.write:
+            return await self.write(argv, concern)
+        result = self.engine.execute(argv, now_ms())
+        if result.block is not None:
+            result = await self.block(result.block, self._read_again)
+        return result.reply, self.offset
+
+    def _read_again(self, argv: Argv) -> Result:
+        return self.engine.execute(argv, now_ms())
+
+    @abstractmethod
+    async def write(self, argv: Argv, concern: pb.WriteConcern | None) -> tuple[Reply, int]:
+        """Run a write command (the primary logs and ships it; a replica refuses it)."""
+
+    @property
+    @abstractmethod
+    def offset(self) -> int:
+        """The replication offset this node's state is at."""
+
+    async def wait_replicas(self, numreplicas: int, timeout_ms: int, offset: int) -> int:
+        raise StreamError(
+            "WAIT cannot be used with replica instances. Please also note that "
+            "since Redis 4.0 if a replica is configured to be writable (which is "
+            "not the default) writes to replicas are just local and are not "
+            "propagated."
+        )
+
+    def info(self) -> dict[str, Any]:
+        return {"role": self.role}
+
+    async def pipeline(
+        self, argvs: list[Argv], concern: pb.WriteConcern | None, client_offset: int = 0
+    ) -> tuple[list[Reply | StreamError], int]:
+        """Each command in order; a failed one leaves its error in its place."""
+        out: list[Reply | StreamError] = []
+        for argv in argvs:
+            try:
+                out.append((await self.execute(argv, concern, client_offset))[0])
+            except StreamError as e:
+                METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
+                out.append(e)
+        return out, self.offset
+
+    @abstractmethod
+    async def ingest_batch(self, key: bytes, entries: list[list[bytes]]) -> list[bytes]:
+        """`XADD key *` per entry, as one write (the primary's fast path)."""
+
+    @abstractmethod
+    async def settle(self, offset: int, concern: pb.WriteConcern | None) -> None:
+        """Wait until writes up to `offset` are as durable and replicated as `concern` asks."""
+
+    @abstractmethod
+    async def snapshot_now(self) -> tuple[int, int]:
+        """Write a snapshot now; (offset, bytes)."""
+
+    # ------------------------------------------------------------ blocking reads
+
+    async def block(self, spec: BlockSpec, rerun: Rerun) -> Result:
+        """Wait on spec's keys and re-run its argv until it answers or the deadline passes."""
+        deadline = spec.deadline_ms
+        while True:
+            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            for key in spec.keys:
+                self._waiters.setdefault(key, set()).add(fut)
+            try:
+                timeout = None if deadline == 0 else (deadline - now_ms()) / 1000
+                if timeout is not None and timeout <= 0:
+                    return Result(NULL_ARRAY)
+                try:
+                    await asyncio.wait_for(fut, timeout)
+                except TimeoutError:
+                    return Result(NULL_ARRAY)
+            finally:
+                for key in spec.keys:
+                    waiting = self._waiters.get(key)
+                    if waiting is not None:
+                        waiting.discard(fut)
+                        if not waiting:
+                            del self._waiters[key]
+            result = rerun(spec.argv)
+            if not isinstance(result, Result):
+                result = await result
+            if result.block is None:
+                return result
+            spec = result.block
+
+    def wake(self, keys: list[bytes]) -> None:
+        for key in keys:
+            for fut in self._waiters.pop(key, ()):
+                if not fut.done():
+                    fut.set_result(None)
+
+    def wake_all(self) -> None:
+        self.wake(list(self._waiters))
+
+    @property
+    def blocked_clients(self) -> int:
+        return len({f for fs in self._waiters.values() for f in fs})
+
+
+# ---------------------------------------------------------------- server commands
+
+
+async def _wait(node: Node, argv: Argv, client_offset: int) -> tuple[Reply, int]:
+    """WAIT numreplicas timeout: replicas that acked this client's last write (or, without a
+    session offset, everything written so far)."""
+    if len(argv) != 3:
+        raise StreamError("wrong number of arguments for 'wait' command")
+    try:
+        numreplicas, timeout = int(argv[1]), int(argv[2])
+    except ValueError:
+        raise StreamError("value is not an integer or out of range") from None
+    if timeout < 0:
+        raise StreamError("timeout is negative")
+    offset = client_offset or node.offset
+    return await node.wait_replicas(numreplicas, timeout, offset), node.offset
+
+
+async def _ping(node: Node, argv: Argv, client_offset: int) -> tuple[Reply, int]:
+    if len(argv) > 2:
+        raise StreamError("wrong number of arguments for 'ping' command")
+    return (argv[1] if len(argv) == 2 else Status("PONG")), node.offset
+
+
+async def _role(node: Node, argv: Argv, client_offset: int) -> tuple[Reply, int]:
+    info = node.info()
+    if info["role"] == "primary":
+        reps: list[Reply] = [
+            [r["host"].encode(), str(r["port"]).encode(), str(r["ack_offset"]).encode()]
+            for r in info["replicas"]
+        ]
+        return [b"master", info["offset"], reps], node.offset
+    host, _, port = info["primary"].rpartition(":")
+    return [b"slave", host.encode(), int(port or 0), info["link"].encode(), info["offset"]], (
+        node.offset
+    )
+
+
+ServerCommand = Callable[[Node, Argv, int], Awaitable[tuple[Reply, int]]]
+SERVER_COMMANDS: dict[bytes, ServerCommand] = {b"WAIT": _wait, b"PING": _ping, b"ROLE": _role}

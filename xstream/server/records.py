@@ -1,0 +1,87 @@
+"""Replication log records: the unit that is logged, persisted, shipped and applied whole.
+
+One record holds the effects of one write (a command, a pipeline, an ingest batch), so a
+replica or a restart applies a write entirely or not at all. The replication stream, the
+backlog and the append-only file are the same bytes, records back to back; a replication
+offset is a byte position in that stream (as Redis's master_repl_offset).
+
+    record   +-------------+-------------+--------------------------------------+
+             | length u32  | crc32 u32   | payload (length bytes)               |
+             +-------------+-------------+--------------------------------------+
+    payload  argv argv ...
+    argv     +-----------+------------------------+--------------------------+
+             | argc u32  | argc x element len u32 | the elements, concatenated|
+             +-----------+------------------------+--------------------------+
+
+Integers are little-endian. The crc32 covers the payload: a torn or corrupt tail is found by
+a short header, a short payload or a checksum mismatch, and is cut, never applied.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Iterator, Sequence
+from itertools import accumulate, pairwise
+
+Argv = list[bytes]
+
+HEADER = struct.Struct("<II")
+_U32 = struct.Struct("<I")
+MAX_RECORD = 1 << 31  # a length above this is corruption, not a record
+
+
+class CorruptRecordError(Exception):
+    """A record whose checksum or structure is wrong (not merely incomplete)."""
+
+
+def encode(effects: Sequence[Sequence[bytes]]) -> bytes:
+    parts: list[bytes] = []
+    for argv in effects:
+        n = len(argv)
+        parts.append(struct.pack(f"<I{n}I", n, *map(len, argv)))
+        parts.append(b"".join(argv))
+    payload = b"".join(parts)
+    return HEADER.pack(len(payload), zlib.crc32(payload)) + payload
+
+
+def decode_payload(payload: bytes | memoryview) -> list[Argv]:
+    """The argvs of one record's payload (already checksummed)."""
+    out: list[Argv] = []
+    mv = memoryview(payload)
+    pos, end = 0, len(mv)
+    while pos < end:
+        (argc,) = _U32.unpack_from(mv, pos)
+        lens = struct.unpack_from(f"<{argc}I", mv, pos + 4)
+        pos += 4 + 4 * argc
+        data = bytes(mv[pos : pos + sum(lens)])
+        if len(data) != sum(lens):
+            raise CorruptRecordError("argv runs past its record")
+        ends = list(accumulate(lens, initial=0))
+        out.append([data[a:b] for a, b in pairwise(ends)])
+        pos += ends[-1]
+    return out
+
+
+def scan(buf: bytes | bytearray | memoryview, pos: int = 0) -> Iterator[tuple[int, int]]:
+    """(start, end) of each whole, valid record from `pos`; stops at the first incomplete one.
+
+    Raises CorruptRecordError on a checksum mismatch or an impossible length.
+    """
+    mv = memoryview(buf)
+    end = len(mv)
+    while end - pos >= HEADER.size:
+        length, crc = HEADER.unpack_from(mv, pos)
+        if length > MAX_RECORD:
+            raise CorruptRecordError(f"record at {pos} claims {length} bytes")
+        stop = pos + HEADER.size + length
+        if stop > end:
+            return
+        if zlib.crc32(mv[pos + HEADER.size : stop]) != crc:
+            raise CorruptRecordError(f"record at {pos}: checksum mismatch")
+        yield pos, stop
+        pos = stop
+
+
+def payload(buf: bytes | bytearray | memoryview, start: int, stop: int) -> memoryview:
+    return memoryview(buf)[start + HEADER.size : stop]

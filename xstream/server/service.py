@@ -1,0 +1,264 @@
+"""The gRPC edge: Streams and Admin servicers over a Node, and the server that hosts them.
+
+Servicers only translate (wire.py) and call the node; a StreamError becomes a gRPC status
+whose details are Redis's error line, with trailing metadata `xstream-error: 1` so clients can
+tell a command's error from a transport failure (and, on a replica, `xstream-primary`).
+`create_server` builds a server with health checking and reflection (grpcurl works) and
+returns it with its bound port (port 0 picks a free one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from itertools import accumulate, pairwise
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from xstream.engine import StreamError
+from xstream.engine.reply import Reply
+from xstream.v1 import xstream_pb2 as pb
+from xstream.v1 import xstream_pb2_grpc as pb_grpc
+
+from . import wire
+from .metrics import METRICS
+from .node import Argv, Node
+
+MAX_MESSAGE = 256 << 20
+OFFSET_KEY = "xstream-offset"  # request metadata: the client's last write offset (for WAIT)
+
+
+def _client_offset(context: grpc.aio.ServicerContext) -> int:
+    for k, v in context.invocation_metadata() or ():
+        if k == OFFSET_KEY:
+            try:
+                return int(v)
+            except ValueError:
+                return 0
+    return 0
+
+
+def _concern(msg: Any) -> pb.WriteConcern | None:
+    return msg.concern if msg.HasField("concern") else None
+
+
+async def abort(node: Node, context: grpc.aio.ServicerContext, e: StreamError) -> None:
+    METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
+    meta: list[tuple[str, str]] = [wire.ERROR_MARK]
+    primary = getattr(node, "primary_address", "")
+    if primary:
+        meta.append(("xstream-primary", primary))
+    context.set_trailing_metadata(tuple(meta))
+    await context.abort(wire.status_code(e.line), e.line)
+
+
+class StreamsService(pb_grpc.StreamsServicer):
+    def __init__(self, node: Node) -> None:
+        self.node = node
+
+    async def _run(
+        self, argv: Argv, context: grpc.aio.ServicerContext, concern: pb.WriteConcern | None = None
+    ) -> tuple[Reply, int]:
+        try:
+            return await self.node.execute(argv, concern, _client_offset(context))
+        except StreamError as e:
+            await abort(self.node, context, e)
+            raise  # unreachable: abort raises
+
+    async def Execute(self, request: pb.Command, context: Any) -> pb.Reply:  # noqa: N802
+        reply, offset = await self._run(list(request.argv), context, _concern(request))
+        return pb.Reply(value=wire.to_value(reply), offset=offset)
+
+    async def Pipeline(self, request: pb.PipelineRequest, context: Any) -> pb.PipelineReply:  # noqa: N802
+        argvs = [list(c.argv) for c in request.commands]
+        try:
+            results, offset = await self.node.pipeline(
+                argvs, _concern(request), _client_offset(context)
+            )
+        except StreamError as e:  # the pipeline's own acks
+            await abort(self.node, context, e)
+            raise
+        replies = [
+            pb.Reply(error=r.line)
+            if isinstance(r, StreamError)
+            else pb.Reply(value=wire.to_value(r))
+            for r in results
+        ]
+        return pb.PipelineReply(replies=replies, offset=offset)
+
+    async def Ingest(  # noqa: N802
+        self, request_iterator: AsyncIterator[pb.IngestBatch], context: Any
+    ) -> pb.IngestReply:
+        out = pb.IngestReply()
+        concern: pb.WriteConcern | None = None
+        node = self.node
+        async for batch in request_iterator:
+            if out.batches == 0:
+                concern = _concern(batch)
+            try:
+                ids = await node.ingest_batch(batch.key, split_entries(batch))
+            except StreamError as e:
+                METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
+                out.error = e.line
+                break
+            if ids:
+                out.first_ids.append(ids[0].decode())
+                out.last_ids.append(ids[-1].decode())
+            out.entries += len(ids)
+            out.batches += 1
+        try:
+            await node.settle(node.offset, concern)
+        except StreamError as e:
+            out.error = out.error or e.line
+        out.offset = node.offset
+        return out
+
+    async def XAdd(self, request: pb.XAddRequest, context: Any) -> pb.XAddReply:  # noqa: N802
+        reply, offset = await self._run(wire.xadd_argv(request), context, _concern(request))
+        return pb.XAddReply(id=reply.decode() if isinstance(reply, bytes) else "", offset=offset)
+
+    async def XRange(self, request: pb.XRangeRequest, context: Any) -> pb.EntriesReply:  # noqa: N802
+        reply, _ = await self._run(wire.xrange_argv(request), context)
+        return pb.EntriesReply(entries=wire.entries(reply))
+
+    async def XRead(self, request: pb.XReadRequest, context: Any) -> pb.StreamsReply:  # noqa: N802
+        reply, offset = await self._run(wire.xread_argv(request), context)
+        return pb.StreamsReply(streams=wire.streams(reply), offset=offset)
+
+    async def XReadGroup(  # noqa: N802
+        self, request: pb.XReadGroupRequest, context: Any
+    ) -> pb.StreamsReply:
+        argv = wire.xreadgroup_argv(request)
+        reply, offset = await self._run(argv, context, _concern(request))
+        return pb.StreamsReply(streams=wire.streams(reply), offset=offset)
+
+    async def _count(self, argv: Argv, context: Any, concern: Any = None) -> pb.CountReply:
+        reply, offset = await self._run(argv, context, concern)
+        assert isinstance(reply, int)
+        return pb.CountReply(count=reply, offset=offset)
+
+    async def XLen(self, request: pb.KeyRequest, context: Any) -> pb.CountReply:  # noqa: N802
+        return await self._count(wire.xlen_argv(request), context)
+
+    async def XDel(self, request: pb.XDelRequest, context: Any) -> pb.CountReply:  # noqa: N802
+        return await self._count(wire.xdel_argv(request), context, _concern(request))
+
+    async def XTrim(self, request: pb.XTrimRequest, context: Any) -> pb.CountReply:  # noqa: N802
+        return await self._count(wire.xtrim_argv(request), context, _concern(request))
+
+    async def XAck(self, request: pb.XAckRequest, context: Any) -> pb.CountReply:  # noqa: N802
+        return await self._count(wire.xack_argv(request), context, _concern(request))
+
+    async def _reply(self, argv: Argv, context: Any, concern: Any = None) -> pb.Reply:
+        reply, offset = await self._run(argv, context, concern)
+        return pb.Reply(value=wire.to_value(reply), offset=offset)
+
+    async def XGroup(self, request: pb.XGroupRequest, context: Any) -> pb.Reply:  # noqa: N802
+        return await self._reply(wire.xgroup_argv(request), context, _concern(request))
+
+    async def XPending(self, request: pb.XPendingRequest, context: Any) -> pb.Reply:  # noqa: N802
+        return await self._reply(wire.xpending_argv(request), context)
+
+    async def XClaim(self, request: pb.XClaimRequest, context: Any) -> pb.Reply:  # noqa: N802
+        return await self._reply(wire.xclaim_argv(request), context, _concern(request))
+
+    async def XAutoClaim(self, request: pb.XAutoClaimRequest, context: Any) -> pb.Reply:  # noqa: N802
+        return await self._reply(wire.xautoclaim_argv(request), context, _concern(request))
+
+    async def XInfo(self, request: pb.XInfoRequest, context: Any) -> pb.Reply:  # noqa: N802
+        return await self._reply(wire.xinfo_argv(request), context)
+
+    async def XSetId(self, request: pb.XSetIdRequest, context: Any) -> pb.Reply:  # noqa: N802
+        return await self._reply(wire.xsetid_argv(request), context, _concern(request))
+
+
+def split_entries(batch: pb.IngestBatch) -> list[list[bytes]]:
+    elements = list(batch.elements)
+    counts = list(batch.counts)
+    if sum(counts) != len(elements):
+        raise StreamError("Ingest batch: counts do not add up to the number of elements")
+    ends = list(accumulate(counts, initial=0))
+    return [elements[a:b] for a, b in pairwise(ends)]
+
+
+def info_reply(info: dict[str, Any]) -> pb.InfoReply:
+    out = pb.InfoReply()
+    for k, v in info.items():
+        if k == "replicas":
+            for r in v:
+                out.replicas.add(
+                    name=r["name"],
+                    address=r["address"],
+                    ack_offset=r["ack_offset"],
+                    lag_offset=r["lag_offset"],
+                    lag_ms=r["lag_ms"],
+                    state=r["state"],
+                )
+        elif k in pb.InfoReply.DESCRIPTOR.fields_by_name:
+            setattr(out, k, v)
+    return out
+
+
+class AdminService(pb_grpc.AdminServicer):
+    def __init__(self, node: Node) -> None:
+        self.node = node
+
+    async def Info(self, request: pb.InfoRequest, context: Any) -> pb.InfoReply:  # noqa: N802
+        return info_reply(self.node.info())
+
+    async def Replicas(self, request: pb.InfoRequest, context: Any) -> pb.InfoReply:  # noqa: N802
+        return info_reply(self.node.info())
+
+    async def Wait(self, request: pb.WaitRequest, context: Any) -> pb.WaitReply:  # noqa: N802
+        try:
+            n = await self.node.wait_replicas(
+                request.numreplicas, request.timeout_ms, request.offset or self.node.offset
+            )
+        except StreamError as e:
+            await abort(self.node, context, e)
+            raise
+        return pb.WaitReply(replicas=n)
+
+    async def Snapshot(self, request: pb.SnapshotRequest, context: Any) -> pb.SnapshotReply:  # noqa: N802
+        offset, size = await self.node.snapshot_now()
+        return pb.SnapshotReply(offset=offset, bytes=size)
+
+    async def Digest(self, request: pb.DigestRequest, context: Any) -> pb.DigestReply:  # noqa: N802
+        return pb.DigestReply(digest=self.node.engine.digest().hex(), offset=self.node.offset)
+
+
+Registrar = Callable[[grpc.aio.Server], None]
+
+
+def create_server(
+    node: Node, address: str, extra: Sequence[tuple[Registrar, str]] = ()
+) -> tuple[grpc.aio.Server, int]:
+    """A gRPC server for `node` on `address` (host:port; port 0 = any free port)."""
+    server = grpc.aio.server(
+        options=[
+            ("grpc.max_receive_message_length", MAX_MESSAGE),
+            ("grpc.max_send_message_length", MAX_MESSAGE),
+            ("grpc.so_reuseport", 0),
+        ]
+    )
+    pb_grpc.add_StreamsServicer_to_server(StreamsService(node), server)
+    pb_grpc.add_AdminServicer_to_server(AdminService(node), server)
+    names = [
+        pb.DESCRIPTOR.services_by_name["Streams"].full_name,
+        pb.DESCRIPTOR.services_by_name["Admin"].full_name,
+    ]
+    for register, name in extra:
+        register(server)
+        names.append(name)
+    checker = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(checker, server)
+    names.append(health_pb2.DESCRIPTOR.services_by_name["Health"].full_name)
+    names.append(reflection.SERVICE_NAME)
+    reflection.enable_server_reflection(names, server)
+    port = server.add_insecure_port(address)
+    if port == 0:
+        raise OSError(f"cannot bind {address}")
+    node.health = checker
+    return server, port

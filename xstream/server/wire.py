@@ -1,0 +1,255 @@
+"""Translation between protobuf (xstream.v1) and the engine: the only place that knows both.
+
+* `to_value` / `from_value`: an engine reply <-> `Value` (the RESP3 type model);
+* `*_argv`: each typed request -> the argv Redis would receive, so typed calls go through
+  the one argv dispatch (a typed call cannot mean something its argv does not);
+* `entries` / `streams`: the entry-list replies of XRANGE and XREAD as typed messages;
+* `status_code`: a Redis error line -> a gRPC status code (the details carry the line).
+"""
+
+from __future__ import annotations
+
+import grpc
+
+from xstream.engine import NULL_ARRAY, ReplyMap, Status
+from xstream.engine.reply import PairMap, Reply
+from xstream.v1 import xstream_pb2 as pb
+
+Argv = list[bytes]
+
+_NULL = pb.Null()
+
+
+def to_value(reply: Reply) -> pb.Value:
+    if isinstance(reply, bytes):
+        return pb.Value(bulk=reply)
+    if isinstance(reply, int):
+        return pb.Value(integer=reply)
+    if isinstance(reply, Status):
+        return pb.Value(status=reply)
+    if reply is None:
+        return pb.Value(null=_NULL)
+    if reply is NULL_ARRAY:
+        return pb.Value(null_array=_NULL)
+    if isinstance(reply, ReplyMap):
+        return pb.Value(
+            map=pb.Map(keys=[k for k, _ in reply], values=[to_value(v) for _, v in reply])
+        )
+    if isinstance(reply, PairMap):
+        return pb.Value(
+            pair_map=pb.Map(keys=[p[0] for p in reply], values=[to_value(p[1]) for p in reply])  # type: ignore[misc]
+        )
+    assert isinstance(reply, list), reply
+    return pb.Value(array=pb.Array(items=[to_value(r) for r in reply]))
+
+
+def from_value(v: pb.Value) -> Reply:
+    kind = v.WhichOneof("kind")
+    if kind == "bulk":
+        return v.bulk
+    if kind == "integer":
+        return v.integer
+    if kind == "array":
+        return [from_value(x) for x in v.array.items]
+    if kind == "status":
+        return Status(v.status)
+    if kind == "null":
+        return None
+    if kind == "null_array":
+        return NULL_ARRAY
+    if kind == "map":
+        return ReplyMap(zip(v.map.keys, map(from_value, v.map.values), strict=True))
+    if kind == "pair_map":
+        return PairMap(
+            [k, from_value(x)] for k, x in zip(v.pair_map.keys, v.pair_map.values, strict=True)
+        )
+    raise ValueError(f"unknown Value kind {kind!r}")
+
+
+# ---------------------------------------------------------------- errors
+
+_CODES = {
+    "WRONGTYPE": grpc.StatusCode.FAILED_PRECONDITION,
+    "READONLY": grpc.StatusCode.FAILED_PRECONDITION,
+    "NOGROUP": grpc.StatusCode.NOT_FOUND,
+    "BUSYGROUP": grpc.StatusCode.ALREADY_EXISTS,
+    "NOREPLICAS": grpc.StatusCode.UNAVAILABLE,
+    "LOADING": grpc.StatusCode.UNAVAILABLE,
+    "ACKTIMEOUT": grpc.StatusCode.DEADLINE_EXCEEDED,
+}
+ERROR_MARK = ("xstream-error", "1")  # trailing metadata: the status details are an error line
+
+
+def status_code(line: str) -> grpc.StatusCode:
+    return _CODES.get(line.split(" ", 1)[0], grpc.StatusCode.INVALID_ARGUMENT)
+
+
+# ---------------------------------------------------------------- typed requests -> argv
+
+
+def _b(s: str) -> bytes:
+    return s.encode()
+
+
+def _trim(t: pb.Trim) -> Argv:
+    out = [b"MINID" if t.strategy == pb.Trim.MINID else b"MAXLEN", b"~" if t.approximate else b"="]
+    out.append(_b(t.threshold))
+    if t.limit:
+        out += [b"LIMIT", b"%d" % t.limit]
+    return out
+
+
+def xadd_argv(r: pb.XAddRequest) -> Argv:
+    argv = [b"XADD", r.key]
+    if r.nomkstream:
+        argv.append(b"NOMKSTREAM")
+    if r.HasField("trim"):
+        argv += _trim(r.trim)
+    argv.append(_b(r.id) if r.id else b"*")
+    for f in r.fields:
+        argv += [f.field, f.value]
+    return argv
+
+
+def xrange_argv(r: pb.XRangeRequest) -> Argv:
+    lo, hi = (b"+", b"-") if r.reverse else (b"-", b"+")
+    argv = [b"XREVRANGE" if r.reverse else b"XRANGE", r.key]
+    argv += [_b(r.start) if r.start else lo, _b(r.end) if r.end else hi]
+    if r.count:
+        argv += [b"COUNT", b"%d" % r.count]
+    return argv
+
+
+def _streams(offsets: list[pb.StreamOffset]) -> Argv:
+    return [b"STREAMS", *(s.key for s in offsets), *(_b(s.id) for s in offsets)]
+
+
+def xread_argv(r: pb.XReadRequest) -> Argv:
+    argv = [b"XREAD"]
+    if r.count:
+        argv += [b"COUNT", b"%d" % r.count]
+    if r.HasField("block_ms"):
+        argv += [b"BLOCK", b"%d" % r.block_ms]
+    return argv + _streams(list(r.streams))
+
+
+def xreadgroup_argv(r: pb.XReadGroupRequest) -> Argv:
+    argv = [b"XREADGROUP", b"GROUP", r.group, r.consumer]
+    if r.count:
+        argv += [b"COUNT", b"%d" % r.count]
+    if r.HasField("block_ms"):
+        argv += [b"BLOCK", b"%d" % r.block_ms]
+    if r.noack:
+        argv.append(b"NOACK")
+    return argv + _streams(list(r.streams))
+
+
+def xlen_argv(r: pb.KeyRequest) -> Argv:
+    return [b"XLEN", r.key]
+
+
+def xdel_argv(r: pb.XDelRequest) -> Argv:
+    return [b"XDEL", r.key, *map(_b, r.ids)]
+
+
+def xtrim_argv(r: pb.XTrimRequest) -> Argv:
+    return [b"XTRIM", r.key, *_trim(r.trim)]
+
+
+def xack_argv(r: pb.XAckRequest) -> Argv:
+    return [b"XACK", r.key, r.group, *map(_b, r.ids)]
+
+
+def xgroup_argv(r: pb.XGroupRequest) -> Argv:
+    op = pb.XGroupRequest.Op.Name(r.op).encode()
+    argv = [b"XGROUP", op, r.key, r.group]
+    if r.op in (pb.XGroupRequest.CREATE, pb.XGroupRequest.SETID):
+        argv.append(_b(r.id) if r.id else b"$")
+        if r.op == pb.XGroupRequest.CREATE and r.mkstream:
+            argv.append(b"MKSTREAM")
+        if r.HasField("entries_read"):
+            argv += [b"ENTRIESREAD", b"%d" % r.entries_read]
+    elif r.op in (pb.XGroupRequest.CREATECONSUMER, pb.XGroupRequest.DELCONSUMER):
+        argv.append(r.consumer)
+    return argv
+
+
+def xpending_argv(r: pb.XPendingRequest) -> Argv:
+    argv = [b"XPENDING", r.key, r.group]
+    if r.HasField("count"):
+        if r.min_idle_ms:
+            argv += [b"IDLE", b"%d" % r.min_idle_ms]
+        argv += [_b(r.start) if r.start else b"-", _b(r.end) if r.end else b"+", b"%d" % r.count]
+        if r.consumer:
+            argv.append(r.consumer)
+    return argv
+
+
+def xclaim_argv(r: pb.XClaimRequest) -> Argv:
+    argv = [b"XCLAIM", r.key, r.group, r.consumer, b"%d" % r.min_idle_ms, *map(_b, r.ids)]
+    if r.HasField("idle_ms"):
+        argv += [b"IDLE", b"%d" % r.idle_ms]
+    if r.HasField("time_ms"):
+        argv += [b"TIME", b"%d" % r.time_ms]
+    if r.HasField("retry_count"):
+        argv += [b"RETRYCOUNT", b"%d" % r.retry_count]
+    if r.force:
+        argv.append(b"FORCE")
+    if r.justid:
+        argv.append(b"JUSTID")
+    if r.last_id:
+        argv += [b"LASTID", _b(r.last_id)]
+    return argv
+
+
+def xautoclaim_argv(r: pb.XAutoClaimRequest) -> Argv:
+    argv = [b"XAUTOCLAIM", r.key, r.group, r.consumer, b"%d" % r.min_idle_ms]
+    argv.append(_b(r.start) if r.start else b"0-0")
+    if r.count:
+        argv += [b"COUNT", b"%d" % r.count]
+    if r.justid:
+        argv.append(b"JUSTID")
+    return argv
+
+
+def xinfo_argv(r: pb.XInfoRequest) -> Argv:
+    if r.op == pb.XInfoRequest.GROUPS:
+        return [b"XINFO", b"GROUPS", r.key]
+    if r.op == pb.XInfoRequest.CONSUMERS:
+        return [b"XINFO", b"CONSUMERS", r.key, r.group]
+    argv = [b"XINFO", b"STREAM", r.key]
+    if r.full:
+        argv.append(b"FULL")
+        if r.count:
+            argv += [b"COUNT", b"%d" % r.count]
+    return argv
+
+
+def xsetid_argv(r: pb.XSetIdRequest) -> Argv:
+    argv = [b"XSETID", r.key, _b(r.last_id)]
+    if r.HasField("entries_added"):
+        argv += [b"ENTRIESADDED", b"%d" % r.entries_added]
+    if r.max_deleted_id:
+        argv += [b"MAXDELETEDID", _b(r.max_deleted_id)]
+    return argv
+
+
+# ---------------------------------------------------------------- typed replies
+
+
+def entries(reply: Reply) -> list[pb.Entry]:
+    """XRANGE's reply ([[id, [field, value, ...]], ...]) as Entry messages."""
+    out = []
+    assert isinstance(reply, list)
+    for item in reply:
+        eid, fv = item  # type: ignore[misc]
+        fields = [pb.Field(field=fv[i], value=fv[i + 1]) for i in range(0, len(fv), 2)]
+        out.append(pb.Entry(id=eid.decode(), fields=fields))
+    return out
+
+
+def streams(reply: Reply) -> list[pb.StreamEntries]:
+    """XREAD's reply (a PairMap of key -> entries, or null on timeout)."""
+    if not isinstance(reply, list):
+        return []
+    return [pb.StreamEntries(key=k, entries=entries(v)) for k, v in reply]  # type: ignore[misc]
