@@ -331,4 +331,5 @@ class Primary(Node):
             "backlog_start": self.backlog.start,
             "snapshot_offset": self.store.snapshot_offset,
             "fsync": self.store.fsync,
+            "blocked_clients": self.blocked_clients,
         }

@@ -50,8 +50,8 @@ def _spawn(
     return subprocess.Popen(cmd)
 
 
-def _wait_ready(address: str, deadline: float) -> bool:
-    while time.monotonic() < deadline:
+def _wait_ready(address: str, deadline: float, proc: subprocess.Popen[bytes]) -> bool:
+    while time.monotonic() < deadline and proc.poll() is None:
         try:
             with grpc.insecure_channel(address) as ch:
                 pb_grpc.AdminStub(ch).Info(pb.InfoRequest(), timeout=1)
@@ -62,23 +62,6 @@ def _wait_ready(address: str, deadline: float) -> bool:
 
 
 def up(args: argparse.Namespace) -> int:
-    primary = f"127.0.0.1:{args.port}"
-    procs = [_spawn("primary", args.port, args, ["--expect-replicas", "2"])]
-    if not _wait_ready(primary, time.monotonic() + 30):
-        print(f"up: the primary did not start on {primary}", file=sys.stderr)
-        procs[0].terminate()
-        return 1
-    for port in (args.port + 1, args.port + 2):
-        procs.append(_spawn("replica", port, args, ["--primary", primary]))
-    ports = [args.port, args.port + 1, args.port + 2]
-    ok = all(_wait_ready(f"127.0.0.1:{p}", time.monotonic() + 30) for p in ports[1:])
-    print(
-        f"up: primary 127.0.0.1:{ports[0]}, replicas 127.0.0.1:{ports[1]} and 127.0.0.1:{ports[2]}"
-        f"{'' if ok else ' (not all ready)'}; data under {args.data_dir}/. "
-        f"Try: xstream cli --node 127.0.0.1:{ports[0]} XADD s '*' f v. Ctrl-C stops.",
-        file=sys.stderr,
-        flush=True,
-    )
     stopping = False
 
     def stop(*_: object) -> None:
@@ -87,8 +70,26 @@ def up(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
-    while not stopping and all(p.poll() is None for p in procs):
+    ports = [args.port, args.port + 1, args.port + 2]
+    primary = f"127.0.0.1:{args.port}"
+    procs = [_spawn("primary", args.port, args, ["--expect-replicas", "2"])]
+    if _wait_ready(primary, time.monotonic() + 30, procs[0]):
+        for port in ports[1:]:
+            procs.append(_spawn("replica", port, args, ["--primary", primary]))
+        for port, proc in zip(ports[1:], procs[1:], strict=True):
+            _wait_ready(f"127.0.0.1:{port}", time.monotonic() + 30, proc)
+    if all(p.poll() is None for p in procs) and len(procs) == 3:
+        print(
+            f"up: primary {primary}, replicas 127.0.0.1:{ports[1]} and 127.0.0.1:{ports[2]}; "
+            f"data under {args.data_dir}/. "
+            f"Try: xstream cli --node {primary} XADD s '*' f v. Ctrl-C stops.",
+            file=sys.stderr,
+            flush=True,
+        )
+    while not stopping and len(procs) == 3 and all(p.poll() is None for p in procs):
         time.sleep(0.2)
+    if not stopping:
+        print("up: a node exited; stopping the others", file=sys.stderr, flush=True)
     for p in procs:
         if p.poll() is None:
             p.send_signal(signal.SIGTERM)

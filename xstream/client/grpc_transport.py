@@ -129,7 +129,10 @@ class GrpcTransport:
                 try:
                     return fn(self._channel(address))
                 except grpc.RpcError as e:
-                    if dict(e.trailing_metadata() or ()).get(wire.ERROR_MARK[0]):
+                    trailer = dict(e.trailing_metadata() or ())
+                    if trailer.get(wire.ERROR_MARK[0]):
+                        if write and trailer.get(OFFSET_KEY, "").isdigit():
+                            self.last_offset = max(self.last_offset, int(trailer[OFFSET_KEY]))
                         raise error_from_line(e.details() or "ERR") from None
                     if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
                         raise TimeoutError(f"{address}: {e.details()}") from None

@@ -27,7 +27,9 @@ from .metrics import METRICS
 from .node import Argv, Node
 
 MAX_MESSAGE = 256 << 20
-OFFSET_KEY = "xstream-offset"  # request metadata: the client's last write offset (for WAIT)
+# Request metadata: the client's last write offset (for WAIT); trailing metadata of an error:
+# the node's offset (a write that failed its acks is still applied: WAIT must cover it).
+OFFSET_KEY = "xstream-offset"
 
 
 def _client_offset(context: grpc.aio.ServicerContext) -> int:
@@ -46,7 +48,7 @@ def _concern(msg: Any) -> pb.WriteConcern | None:
 
 async def abort(node: Node, context: grpc.aio.ServicerContext, e: StreamError) -> None:
     METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
-    meta: list[tuple[str, str]] = [wire.ERROR_MARK]
+    meta: list[tuple[str, str]] = [wire.ERROR_MARK, (OFFSET_KEY, str(node.offset))]
     primary = getattr(node, "primary_address", "")
     if primary:
         meta.append(("xstream-primary", primary))
