@@ -245,6 +245,9 @@ class Primary(Node):
         link.ack_offset = max(link.ack_offset, offset)
         link.ack_time = time.monotonic()
         link.lag_ms_reported = lag_ms
+        METRICS.replica_ack.labels(link.name).set(link.ack_offset)
+        METRICS.replica_lag_bytes.labels(link.name).set(max(0, self.offset - link.ack_offset))
+        METRICS.replica_lag_ms.labels(link.name).set(self.lag_ms(link))
         if not self._ack_waiters:
             return
         still = []

@@ -141,4 +141,3 @@ class ReplicationService(pb_grpc.ReplicationServicer):
                 if link.state == "sync":
                     continue
                 self.primary.on_ack(link, msg.ack.offset, msg.ack.lag_ms)
-                METRICS.replica_ack.labels(link.name).set(link.ack_offset)

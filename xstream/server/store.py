@@ -37,6 +37,7 @@ from .metrics import METRICS
 META_MAGIC = b"XSMETA1\n"
 _U32 = struct.Struct("<I")
 FSYNC_POLICIES = ("always", "everysec", "no")
+FLUSH_BYTES = 1 << 20  # queued appends are written once they reach this (or at settle/fsync)
 
 
 @dataclass
@@ -71,6 +72,7 @@ class Store:
         self.snapshot_offset = 0
         self._fd = -1
         self._pending: list[bytes] = []  # appended, not yet written to the file
+        self._pending_bytes = 0
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
 
@@ -185,8 +187,11 @@ class Store:
         """Queue whole records (or, on a replica, any run of the stream) for the open segment;
         `flush` writes them (one write for everything queued)."""
         self._pending.append(data)
+        self._pending_bytes += len(data)
         self.written += len(data)
         self.segment_bytes += len(data)
+        if self._pending_bytes >= FLUSH_BYTES:
+            self.flush()
 
     def flush(self) -> None:
         """Write what is queued to the file (the OS's page cache; `durable` fsyncs)."""
@@ -194,6 +199,7 @@ class Store:
             return
         data = self._pending[0] if len(self._pending) == 1 else b"".join(self._pending)
         self._pending.clear()
+        self._pending_bytes = 0
         view = memoryview(data)
         while view:
             n = os.write(self._fd, view)
@@ -288,6 +294,7 @@ class Store:
     def reset(self, offset: int, snapshot_bytes: bytes, meta: dict[str, Any]) -> None:
         """A replica's full sync: the received snapshot becomes the whole data set at `offset`."""
         self._pending.clear()
+        self._pending_bytes = 0
         for old in self.snapshots():
             if _offset_of(old) > offset:  # from a history this one replaces
                 old.unlink(missing_ok=True)
