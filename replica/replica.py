@@ -7,7 +7,8 @@ The link, one Replication.Sync stream at a time (reconnecting with backoff):
     <- FullSync, SnapshotChunk..., End    the snapshot replaces the data set at its offset
     <- Records(start, data) ...           bytes appended to the own log, whole records
                                           applied in order, blocked readers woken
-    -> Ack(offset) after each Records message and every second
+    -> Ack(offset) after each Records message and every second, once what it covers is
+       written to the own log (and fsynced first with --fsync always)
 
 Invariants: `received` (bytes of the stream held, written to the own log) >= `offset` (whole
 records applied); the difference is a partial record kept in `pending`. Before a new link the
@@ -174,7 +175,9 @@ class Replica(Node):
                 await asyncio.wait_for(self._ack_event.wait(), ACK_EVERY)
             self._ack_event.clear()
             if self._acking:
-                yield pb.ReplicaMessage(ack=pb.Ack(offset=self._offset, lag_ms=self.lag_ms()))
+                offset = self._offset
+                await self.store.durable(self.received)  # written (fsync=always: fsynced) first
+                yield pb.ReplicaMessage(ack=pb.Ack(offset=offset, lag_ms=self.lag_ms()))
 
     def _on_continue(self, c: pb.Continue) -> None:
         if c.offset != self._offset:

@@ -227,9 +227,10 @@ class Store:
             self.synced = max(self.synced, target)
             still = []
             for off, fut in self._waiters:
-                if off <= self.synced:
-                    if not fut.done():
-                        fut.set_result(None)
+                if fut.done():  # its writer was cancelled
+                    continue
+                if off <= self.synced or off > self.written:  # durable, or cut off (truncate_to)
+                    fut.set_result(None)
                 else:
                     still.append((off, fut))
             self._waiters = still
