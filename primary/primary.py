@@ -31,7 +31,7 @@ from xstream.engine.reply import Reply
 from xstream.server import records
 from xstream.server.backlog import Backlog
 from xstream.server.metrics import METRICS
-from xstream.server.node import Argv, Node, now_ms
+from xstream.server.node import Argv, Node, Signal, now_ms
 from xstream.server.store import Store
 from xstream.v1 import xstream_pb2 as pb
 
@@ -101,7 +101,8 @@ class Primary(Node):
         self.full_syncs = 0
         self.partial_syncs = 0
         self.commit_times = CommitTimes()
-        self.data_event = asyncio.Event()
+        self.new_data = Signal()  # fired on every commit (and to ask replicas for acks)
+        self.getack = False  # a GETACK is due: senders ping with ack_now
         self._ack_waiters: list[tuple[int, int, asyncio.Future[int]]] = []
         self._snapshotting: asyncio.Task[None] | None = None
 
@@ -171,8 +172,7 @@ class Primary(Node):
             self.store.append(data)
             self.backlog.append(data)
             self.commit_times.add(self.backlog.end, time.time())
-            self.data_event.set()
-            self.data_event = asyncio.Event()
+            self.new_data.fire()
             METRICS.offset.set(self.backlog.end)
             if self.store.segment_bytes > self.options.snapshot_bytes:
                 self.start_snapshot()
@@ -218,6 +218,10 @@ class Primary(Node):
 
     # ------------------------------------------------------------ acks and WAIT
 
+    def acks_wanted(self) -> int:
+        """Writes (or WAITs) waiting for replica acks."""
+        return len(self._ack_waiters)
+
     def acked(self, offset: int) -> int:
         return sum(1 for r in self.replicas.values() if r.ack_offset >= offset)
 
@@ -228,6 +232,8 @@ class Primary(Node):
         fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         entry = (offset, needed, fut)
         self._ack_waiters.append(entry)
+        self.getack = True  # Redis's GETACK: replicas ack at once instead of lazily
+        self.new_data.fire()
         try:
             return await asyncio.wait_for(asyncio.shield(fut), timeout)
         except TimeoutError:

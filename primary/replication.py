@@ -14,7 +14,6 @@ backlog while it is being served is disconnected (it reconnects and full-syncs).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import AsyncIterator
 
@@ -104,12 +103,12 @@ class ReplicationService(pb_grpc.ReplicationServicer):
         p = self.primary
         last_sent = time.monotonic()
         while True:
-            event = p.data_event
             backlog = p.backlog
             if pos < backlog.start:
                 slog("replica_fell_out_of_backlog", level="warning", replica=link.name, pos=pos)
                 return
             data = backlog.read(pos, CHUNK)
+            ack_now = bool(p.acks_wanted())
             if data:
                 committed = p.commit_times.first_after(pos) or time.time()
                 yield pb.PrimaryMessage(
@@ -118,18 +117,21 @@ class ReplicationService(pb_grpc.ReplicationServicer):
                         data=data,
                         time_ms=int(committed * 1000),
                         primary_offset=p.offset,
+                        ack_now=ack_now,
                     )
                 )
                 pos += len(data)
                 last_sent = time.monotonic()
                 continue
             wait = PING_EVERY - (time.monotonic() - last_sent)
-            if wait > 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(event.wait(), wait)
+            if wait > 0 and not (ack_now and p.getack):
+                await p.new_data.wait(wait)
                 continue
+            p.getack = False
             yield pb.PrimaryMessage(
-                ping=pb.Ping(primary_offset=p.offset, time_ms=int(time.time() * 1000))
+                ping=pb.Ping(
+                    primary_offset=p.offset, time_ms=int(time.time() * 1000), ack_now=ack_now
+                )
             )
             last_sent = time.monotonic()
 

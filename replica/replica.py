@@ -7,8 +7,9 @@ The link, one Replication.Sync stream at a time (reconnecting with backoff):
     <- FullSync, SnapshotChunk..., End    the snapshot replaces the data set at its offset
     <- Records(start, data) ...           bytes appended to the own log, whole records
                                           applied in order, blocked readers woken
-    -> Ack(offset) after each Records message and every second, once what it covers is
-       written to the own log (and fsynced first with --fsync always)
+    -> Ack(offset) at once when the primary asks (ack_now: a write or WAIT is waiting, as
+       Redis's GETACK), else every 100 ms while applying and every second when idle; always
+       once what it covers is written to the own log (fsynced first with --fsync always)
 
 Invariants: `received` (bytes of the stream held, written to the own log) >= `offset` (whole
 records applied); the difference is a partial record kept in `pending`. Before a new link the
@@ -21,7 +22,6 @@ takes a full sync.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections import deque
 from collections.abc import AsyncIterator
@@ -35,13 +35,13 @@ from xstream.engine.reply import Reply
 from xstream.server import ids, records
 from xstream.server.logs import slog
 from xstream.server.metrics import METRICS
-from xstream.server.node import Argv, Node
+from xstream.server.node import Argv, Node, Signal
 from xstream.server.service import MAX_MESSAGE
 from xstream.server.store import Store
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
-ACK_EVERY = 1.0
+ACK_EVERY = 0.1  # acks without a GETACK (ack_now) are sent at most this often
 
 
 class Diverged(Exception):  # noqa: N818
@@ -76,8 +76,9 @@ class Replica(Node):
         self.partial_syncs = 0
         self.snapshot_bytes = snapshot_bytes
         self.lags: deque[float] = deque(maxlen=10_000)
-        self._ack_event = asyncio.Event()
+        self._ack_now = Signal()
         self._acking = False
+        self._last_ack = 0.0
         self._snapshotting: asyncio.Task[Any] | None = None
 
     @property
@@ -147,7 +148,8 @@ class Replica(Node):
                     self._on_records(msg.records)
                 elif kind == "ping":
                     self.primary_offset = max(self.primary_offset, msg.ping.primary_offset)
-                    self._ack_event.set()
+                    if msg.ping.ack_now:
+                        self._ack_now.fire()
                 elif kind == "resume":
                     self._on_continue(msg.resume)
                 elif kind == "full_sync":
@@ -170,14 +172,21 @@ class Replica(Node):
                 replid=self.replid, offset=self._offset, name=self.name, address=self.address
             )
         )
+        acked = -1
         while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._ack_event.wait(), ACK_EVERY)
-            self._ack_event.clear()
-            if self._acking:
-                offset = self._offset
-                await self.store.durable(self.received)  # written (fsync=always: fsynced) first
-                yield pb.ReplicaMessage(ack=pb.Ack(offset=offset, lag_ms=self.lag_ms()))
+            await self._ack_now.wait(ACK_EVERY)
+            if not self._acking:
+                continue
+            offset = self._offset
+            if offset == acked and self.lag_ms() == 0 and not self._ack_due():
+                continue  # nothing new: the idle ack goes once a second
+            await self.store.durable(self.received)  # written (fsync=always: fsynced) first
+            self._last_ack = time.monotonic()
+            acked = offset
+            yield pb.ReplicaMessage(ack=pb.Ack(offset=offset, lag_ms=self.lag_ms()))
+
+    def _ack_due(self) -> bool:
+        return time.monotonic() - self._last_ack >= 1.0
 
     def _on_continue(self, c: pb.Continue) -> None:
         if c.offset != self._offset:
@@ -188,7 +197,7 @@ class Replica(Node):
         self.partial_syncs += 1
         self.link = "up"
         self._acking = True
-        self._ack_event.set()
+        self._ack_now.fire()
         slog("partial_sync", replid=c.replid, offset=c.offset)
 
     def _on_snapshot(self, full: pb.FullSync, data: bytes) -> None:
@@ -207,7 +216,7 @@ class Replica(Node):
         METRICS.full_syncs.inc()
         self.link = "up"
         self._acking = True
-        self._ack_event.set()
+        self._ack_now.fire()
         self.wake_all()
         slog(
             "full_sync_done",
@@ -244,7 +253,8 @@ class Replica(Node):
         METRICS.offset.set(self._offset)
         if signaled:
             self.wake(signaled)
-        self._ack_event.set()
+        if r.ack_now:
+            self._ack_now.fire()
         if self.store.segment_bytes > self.snapshot_bytes and not self.pending:
             self.start_snapshot()
 

@@ -36,6 +36,34 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+class Signal:
+    """A broadcast wake-up: `wait(timeout)` until the next `fire()`, without a task per wait."""
+
+    def __init__(self) -> None:
+        self._waiters: list[asyncio.Future[None]] = []
+
+    def fire(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for fut in waiters:
+            if not fut.done():
+                fut.set_result(None)
+
+    async def wait(self, timeout: float) -> None:
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+        self._waiters.append(fut)
+        handle = loop.call_later(timeout, _resolve, fut)
+        try:
+            await fut
+        finally:
+            handle.cancel()
+
+
+def _resolve(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
 class Node(ABC):
     role = "node"
 

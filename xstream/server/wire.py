@@ -17,30 +17,60 @@ from xstream.v1 import xstream_pb2 as pb
 
 Argv = list[bytes]
 
-_NULL = pb.Null()
-
 
 def to_value(reply: Reply) -> pb.Value:
+    v = pb.Value()
+    _fill(v, reply)
+    return v
+
+
+def _fill(v: pb.Value, reply: Reply) -> None:
+    """Build `reply` into `v` in place (nested messages are added, never copied)."""
     if isinstance(reply, bytes):
-        return pb.Value(bulk=reply)
-    if isinstance(reply, int):
-        return pb.Value(integer=reply)
-    if isinstance(reply, Status):
-        return pb.Value(status=reply)
-    if reply is None:
-        return pb.Value(null=_NULL)
-    if reply is NULL_ARRAY:
-        return pb.Value(null_array=_NULL)
-    if isinstance(reply, ReplyMap):
-        return pb.Value(
-            map=pb.Map(keys=[k for k, _ in reply], values=[to_value(v) for _, v in reply])
-        )
-    if isinstance(reply, PairMap):
-        return pb.Value(
-            pair_map=pb.Map(keys=[p[0] for p in reply], values=[to_value(p[1]) for p in reply])  # type: ignore[misc]
-        )
-    assert isinstance(reply, list), reply
-    return pb.Value(array=pb.Array(items=[to_value(r) for r in reply]))
+        v.bulk = reply
+    elif isinstance(reply, int):
+        v.integer = reply
+    elif isinstance(reply, Status):
+        v.status = reply
+    elif reply is None:
+        v.null.SetInParent()
+    elif reply is NULL_ARRAY:
+        v.null_array.SetInParent()
+    elif isinstance(reply, ReplyMap):
+        m = v.map
+        m.keys.extend(k for k, _ in reply)
+        for _, x in reply:
+            _fill(m.values.add(), x)
+    elif isinstance(reply, PairMap):
+        m = v.pair_map
+        m.keys.extend(p[0] for p in reply)  # type: ignore[misc]
+        for p in reply:
+            _fill(m.values.add(), p[1])
+    elif _is_entries(reply):
+        e = v.entries
+        e.ids.extend(item[0] for item in reply)  # type: ignore[index]
+        e.counts.extend(len(item[1]) for item in reply)  # type: ignore[index, arg-type]
+        e.elements.extend(x for item in reply for x in item[1])  # type: ignore[index, union-attr]
+    else:
+        assert isinstance(reply, list), reply
+        items = v.array.items
+        if not reply:
+            v.array.SetInParent()
+        for r in reply:
+            _fill(items.add(), r)
+
+
+def _is_entries(reply: list[Reply]) -> bool:  # type: ignore[valid-type]
+    """[[id, [field, value, ...]], ...]: plain lists of bytes, nothing else (lossless)."""
+    if not reply:
+        return False
+    for item in reply:
+        if type(item) is not list or len(item) != 2 or type(item[0]) is not bytes:
+            return False
+        fv = item[1]
+        if type(fv) is not list or not all(type(x) is bytes for x in fv):
+            return False
+    return True
 
 
 def from_value(v: pb.Value) -> Reply:
@@ -49,6 +79,15 @@ def from_value(v: pb.Value) -> Reply:
         return v.bulk
     if kind == "integer":
         return v.integer
+    if kind == "entries":
+        e = v.entries
+        elements = list(e.elements)
+        out: list[Reply] = []
+        pos = 0
+        for eid, n in zip(e.ids, e.counts, strict=True):
+            out.append([eid, elements[pos : pos + n]])
+            pos += n
+        return out
     if kind == "array":
         return [from_value(x) for x in v.array.items]
     if kind == "status":
@@ -60,9 +99,8 @@ def from_value(v: pb.Value) -> Reply:
     if kind == "map":
         return ReplyMap(zip(v.map.keys, map(from_value, v.map.values), strict=True))
     if kind == "pair_map":
-        return PairMap(
-            [k, from_value(x)] for k, x in zip(v.pair_map.keys, v.pair_map.values, strict=True)
-        )
+        keys, values = v.pair_map.keys, v.pair_map.values
+        return PairMap([k, from_value(x)] for k, x in zip(keys, values, strict=True))
     raise ValueError(f"unknown Value kind {kind!r}")
 
 

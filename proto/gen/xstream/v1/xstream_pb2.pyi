@@ -17,7 +17,7 @@ ACKS_QUORUM: Acks
 ACKS_ALL: Acks
 
 class Value(_message.Message):
-    __slots__ = ("bulk", "integer", "status", "null", "null_array", "array", "map", "pair_map")
+    __slots__ = ("bulk", "integer", "status", "null", "null_array", "array", "map", "pair_map", "entries")
     BULK_FIELD_NUMBER: _ClassVar[int]
     INTEGER_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -26,6 +26,7 @@ class Value(_message.Message):
     ARRAY_FIELD_NUMBER: _ClassVar[int]
     MAP_FIELD_NUMBER: _ClassVar[int]
     PAIR_MAP_FIELD_NUMBER: _ClassVar[int]
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
     bulk: bytes
     integer: int
     status: str
@@ -34,7 +35,18 @@ class Value(_message.Message):
     array: Array
     map: Map
     pair_map: Map
-    def __init__(self, bulk: _Optional[bytes] = ..., integer: _Optional[int] = ..., status: _Optional[str] = ..., null: _Optional[_Union[Null, _Mapping]] = ..., null_array: _Optional[_Union[Null, _Mapping]] = ..., array: _Optional[_Union[Array, _Mapping]] = ..., map: _Optional[_Union[Map, _Mapping]] = ..., pair_map: _Optional[_Union[Map, _Mapping]] = ...) -> None: ...
+    entries: Entries
+    def __init__(self, bulk: _Optional[bytes] = ..., integer: _Optional[int] = ..., status: _Optional[str] = ..., null: _Optional[_Union[Null, _Mapping]] = ..., null_array: _Optional[_Union[Null, _Mapping]] = ..., array: _Optional[_Union[Array, _Mapping]] = ..., map: _Optional[_Union[Map, _Mapping]] = ..., pair_map: _Optional[_Union[Map, _Mapping]] = ..., entries: _Optional[_Union[Entries, _Mapping]] = ...) -> None: ...
+
+class Entries(_message.Message):
+    __slots__ = ("ids", "counts", "elements")
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    COUNTS_FIELD_NUMBER: _ClassVar[int]
+    ELEMENTS_FIELD_NUMBER: _ClassVar[int]
+    ids: _containers.RepeatedScalarFieldContainer[bytes]
+    counts: _containers.RepeatedScalarFieldContainer[int]
+    elements: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, ids: _Optional[_Iterable[bytes]] = ..., counts: _Optional[_Iterable[int]] = ..., elements: _Optional[_Iterable[bytes]] = ...) -> None: ...
 
 class Null(_message.Message):
     __slots__ = ()
@@ -507,24 +519,28 @@ class SnapshotEnd(_message.Message):
     def __init__(self) -> None: ...
 
 class Records(_message.Message):
-    __slots__ = ("start", "data", "time_ms", "primary_offset")
+    __slots__ = ("start", "data", "time_ms", "primary_offset", "ack_now")
     START_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
     TIME_MS_FIELD_NUMBER: _ClassVar[int]
     PRIMARY_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    ACK_NOW_FIELD_NUMBER: _ClassVar[int]
     start: int
     data: bytes
     time_ms: int
     primary_offset: int
-    def __init__(self, start: _Optional[int] = ..., data: _Optional[bytes] = ..., time_ms: _Optional[int] = ..., primary_offset: _Optional[int] = ...) -> None: ...
+    ack_now: bool
+    def __init__(self, start: _Optional[int] = ..., data: _Optional[bytes] = ..., time_ms: _Optional[int] = ..., primary_offset: _Optional[int] = ..., ack_now: _Optional[bool] = ...) -> None: ...
 
 class Ping(_message.Message):
-    __slots__ = ("primary_offset", "time_ms")
+    __slots__ = ("primary_offset", "time_ms", "ack_now")
     PRIMARY_OFFSET_FIELD_NUMBER: _ClassVar[int]
     TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    ACK_NOW_FIELD_NUMBER: _ClassVar[int]
     primary_offset: int
     time_ms: int
-    def __init__(self, primary_offset: _Optional[int] = ..., time_ms: _Optional[int] = ...) -> None: ...
+    ack_now: bool
+    def __init__(self, primary_offset: _Optional[int] = ..., time_ms: _Optional[int] = ..., ack_now: _Optional[bool] = ...) -> None: ...
 
 class InfoRequest(_message.Message):
     __slots__ = ()

@@ -1,0 +1,1177 @@
+"""The replicated service vs a real redis-server: ingest, unary XADD, XRANGE, lag, full resync.
+
+Run by hand, never by the test suite:
+
+    .venv/bin/python benchmarks/service_bench.py            # 1,000,000 entries (a few minutes)
+    .venv/bin/python benchmarks/service_bench.py --quick    # 100,000 entries, shorter timings
+    .venv/bin/python benchmarks/service_bench.py --ingest-configs 4000x1,16000x2
+
+Every process is started by this script on free loopback ports, with data in a temporary
+directory, and stopped (process group SIGTERM, then SIGKILL) before it exits:
+
+  xstream   `xstream primary --expect-replicas 2` and two `xstream replica`s (gRPC), every node
+            with `--fsync everysec` (--fsync); a third replica for the resync measure
+  redis     redis-server (appendonly yes, appendfsync everysec: the same durability as
+            xstream's log; --redis-no-aof turns it off) with one `--replicaof` replica, and a
+            second one for the resync measure; repl-diskless-sync-delay 0 on the primary (the
+            default 5 s wait for more replicas would otherwise dominate its resync time)
+
+The same stream is loaded on both: `mystream`, entries {user_id: 12 random digits,
+action: click, amount: 42} (redis-benchmark's `__rand_int__` with -r 100000).
+
+Measures:
+
+  1. Batched ingest with the replicas attached. xstream: client processes (spawned before the
+     clock starts) stream `Streams.Ingest` batches of B entries until N entries are in; the
+     IngestBatch messages are prebuilt and serialized outside the timed loop (the point is
+     server throughput; --ingest-build inline builds them inside it). Reported: entries/s
+     until every replica's ack_offset (the primary's Info) reached the primary's final offset,
+     and until the primary acked the last Ingest call. Each `BxC` of --ingest-configs
+     (batch x client processes) runs on a fresh cluster; the best is the headline.
+     redis: `redis-benchmark -P 64 -n N -r 100000 XADD mystream * ...` (50 connections) with
+     one replica attached; its requests per second (the primary acked), and N / the time until
+     the replica's own offset (slave_repl_offset) equals the primary's master_repl_offset.
+  2. Unary XADD, one client, one call at a time. xstream: the raw sync gRPC stub
+     `Streams.Execute(Command)` with a prebuilt message (headline), and `Client.xadd`;
+     redis: `redis-benchmark -c 1 -P 1 XADD`, and redis-py's `xadd`.
+  3. XRANGE COUNT 100, one client, paging through the whole stream (`(last-id` as the next
+     start): xstream `Client.xrange` vs redis-py `xrange` (the same loop, headline), the raw
+     stub vs `redis-benchmark -c 1 XRANGE mystream - + COUNT 100`, and from a replica
+     (`Client(read_from="replica")`).
+  4. Replica apply lag (primary commit -> applied on the replica, the replicas' Info
+     apply_lag_p50_ms / p99 over their last 10k applies) right after the headline ingest,
+     and the primary's Info replicas[].lag_ms sampled during it.
+  5. Full resync: a fresh replica against a primary holding the N entries (the unary XADDs
+     of measure 2 went to another key, deleted since), from spawning the process until its
+     offset equals the primary's (xstream: full_syncs incremented; redis: master_link_status
+     up). xstream's in-process part (replica_ready -> full_sync_done, from its log) is shown
+     beside it.
+
+All processes (servers, replicas, clients, redis-benchmark) share this machine's cores: see
+the nproc line at the top of the output. Ratios are xstream / redis: above 1 is better for
+rates, below 1 is better for times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import queue
+import random
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import grpc
+import redis
+
+from xstream.client import Client
+from xstream.v1 import xstream_pb2 as pb
+from xstream.v1 import xstream_pb2_grpc as pb_grpc
+
+KEY = b"mystream"
+UNARY_KEY = b"unary"
+RAND_RANGE = 100_000  # redis-benchmark -r
+MAX_MESSAGE = 256 << 20
+GRPC_OPTIONS = [
+    ("grpc.max_receive_message_length", MAX_MESSAGE),
+    ("grpc.max_send_message_length", MAX_MESSAGE),
+]
+UNARY_FIELDS = [b"user_id", b"000000012345", b"action", b"click", b"amount", b"42"]
+T = TypeVar("T")
+T0 = time.monotonic()
+
+
+def progress(msg: str) -> None:
+    print(f"[{time.monotonic() - T0:7.1f}s] {msg}", flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def wait_until(
+    check: Callable[[], T | None], timeout: float, what: str, interval: float = 0.01
+) -> T:
+    """Poll `check` until it returns something other than None (or raise after `timeout`)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = check()
+        if got is not None:
+            return got
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(interval)
+
+
+# -- processes ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Proc:
+    name: str
+    popen: subprocess.Popen[bytes]
+    log: Path
+
+
+class Procs:
+    """Processes started by this run, each in its own process group (stopped as a group)."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.live: list[Proc] = []
+
+    def start(self, name: str, argv: Sequence[str]) -> Proc:
+        log = self.workdir / f"{name}.log"
+        with log.open("wb") as out:
+            popen = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        proc = Proc(name, popen, log)
+        self.live.append(proc)
+        return proc
+
+    def stop(self, proc: Proc, timeout: float = 15) -> None:
+        p = proc.popen
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+                p.wait(timeout)
+            except ProcessLookupError:
+                pass
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        if proc in self.live:
+            self.live.remove(proc)
+
+    def stop_all(self) -> None:
+        for proc in reversed(list(self.live)):
+            try:
+                self.stop(proc)
+            except Exception as e:  # keep stopping the others
+                print(f"warning: stopping {proc.name}: {e}", file=sys.stderr)
+
+    def check_alive(self, proc: Proc) -> None:
+        if proc.popen.poll() is not None:
+            tail = proc.log.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"{proc.name} exited ({proc.popen.returncode}):\n{tail}")
+
+
+# -- xstream nodes -----------------------------------------------------------------------------
+
+
+def xstream_argv() -> list[str]:
+    exe = Path(sys.executable).with_name("xstream")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "xstream.cli"]
+
+
+@dataclass
+class XNode:
+    proc: Proc
+    port: int
+    data_dir: Path
+    channel: grpc.Channel = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}", options=GRPC_OPTIONS)
+        self.admin = pb_grpc.AdminStub(self.channel)
+        self.streams = pb_grpc.StreamsStub(self.channel)
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def info(self) -> pb.InfoReply:
+        reply: pb.InfoReply = self.admin.Info(pb.InfoRequest(), timeout=10)
+        return reply
+
+    def try_info(self) -> pb.InfoReply | None:
+        try:
+            return self.info()
+        except grpc.RpcError:
+            return None
+
+    def execute(self, *argv: bytes) -> pb.Reply:
+        reply: pb.Reply = self.streams.Execute(pb.Command(argv=list(argv)), timeout=60)
+        return reply
+
+    def close(self) -> None:
+        self.channel.close()
+
+
+class XCluster:
+    """An xstream primary and its replicas, started through the CLI."""
+
+    def __init__(self, procs: Procs, workdir: Path, tag: str, args: argparse.Namespace) -> None:
+        self.procs = procs
+        self.workdir = workdir
+        self.tag = tag
+        self.args = args
+        self.primary: XNode | None = None
+        self.replicas: list[XNode] = []
+
+    def start_primary(self, expect_replicas: int) -> XNode:
+        port = free_port()
+        d = self.workdir / f"{self.tag}-primary"
+        argv = [
+            *xstream_argv(),
+            "primary",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(d),
+            "--fsync",
+            self.args.fsync,
+            "--expect-replicas",
+            str(expect_replicas),
+        ]
+        if self.args.backlog_bytes:
+            argv += ["--backlog-bytes", str(self.args.backlog_bytes)]
+        node = XNode(self.procs.start(f"{self.tag}-primary", argv), port, d)
+        self._wait_ready(node)
+        self.primary = node
+        return node
+
+    def spawn_replica(self, name: str) -> XNode:
+        assert self.primary is not None
+        port = free_port()
+        d = self.workdir / f"{self.tag}-{name}"
+        argv = [
+            *xstream_argv(),
+            "replica",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(d),
+            "--fsync",
+            self.args.fsync,
+            "--primary",
+            self.primary.address,
+        ]
+        node = XNode(self.procs.start(f"{self.tag}-{name}", argv), port, d)
+        self.replicas.append(node)
+        return node
+
+    def _wait_ready(self, node: XNode) -> pb.InfoReply:
+        def ready() -> pb.InfoReply | None:
+            self.procs.check_alive(node.proc)
+            return node.try_info()
+
+        return wait_until(ready, 60, f"{node.proc.name} to answer Admin.Info", 0.05)
+
+    def wait_in_sync(self, timeout: float = 600) -> pb.InfoReply:
+        """Every replica online and acked up to the primary's offset."""
+        assert self.primary is not None
+        want = len(self.replicas)
+
+        def synced() -> pb.InfoReply | None:
+            for n in [self.primary, *self.replicas]:
+                assert n is not None
+                self.procs.check_alive(n.proc)
+            info = self.primary.info()  # type: ignore[union-attr]
+            online = [r for r in info.replicas if r.state == "online"]
+            if len(online) == want and all(r.ack_offset == info.offset for r in online):
+                return info
+            return None
+
+        return wait_until(synced, timeout, "the replicas to attach and catch up", 0.05)
+
+    def close(self) -> None:
+        for n in [self.primary, *self.replicas]:
+            if n is not None:
+                n.close()
+                self.procs.stop(n.proc)
+        self.primary, self.replicas = None, []
+
+
+# -- redis nodes -------------------------------------------------------------------------------
+
+
+@dataclass
+class RNode:
+    proc: Proc
+    port: int
+    client: redis.Redis
+
+
+def start_redis(
+    procs: Procs, workdir: Path, name: str, args: argparse.Namespace, replicaof: int | None = None
+) -> RNode:
+    port = free_port()
+    d = workdir / name
+    d.mkdir(parents=True, exist_ok=True)
+    argv = [
+        args.redis_server,
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        str(d),
+        "--save",
+        "",
+        "--daemonize",
+        "no",
+        "--repl-diskless-sync-delay",
+        str(args.redis_diskless_sync_delay),
+    ]
+    if args.redis_no_aof:
+        argv += ["--appendonly", "no"]
+    else:
+        argv += ["--appendonly", "yes", "--appendfsync", args.fsync]
+    if replicaof is not None:
+        argv += ["--replicaof", "127.0.0.1", str(replicaof)]
+    proc = procs.start(name, argv)
+    client = redis.Redis(port=port, protocol=2)
+
+    def ping() -> bool | None:
+        procs.check_alive(proc)
+        try:
+            return bool(client.ping()) or None
+        except redis.ConnectionError:
+            return None
+
+    wait_until(ping, 30, f"{name} to answer PING", 0.02)
+    return RNode(proc, port, client)
+
+
+def stop_redis(procs: Procs, node: RNode) -> None:
+    """redis-server refuses SIGTERM while it writes its first AOF (after a full sync): wait
+    for any AOF rewrite to finish first."""
+
+    def idle() -> bool | None:
+        try:
+            info = node.client.info("persistence")
+        except redis.RedisError:
+            return True
+        busy = info.get("aof_rewrite_in_progress") or info.get("aof_rewrite_scheduled")
+        return None if busy else True
+
+    try:
+        wait_until(idle, 30, "redis AOF rewrite", 0.02)
+    finally:
+        node.client.close()
+        procs.stop(node.proc)
+
+
+def redis_offsets(primary: RNode, replica: RNode) -> tuple[int, int, str]:
+    """(primary master_repl_offset, replica slave_repl_offset, replica master_link_status)."""
+    p = primary.client.info("replication")
+    try:
+        r = replica.client.info("replication")
+    except redis.ConnectionError:
+        return p["master_repl_offset"], -1, "down"
+    return p["master_repl_offset"], int(r.get("slave_repl_offset", -1)), r["master_link_status"]
+
+
+def redis_caught_up(primary: RNode, replica: RNode) -> bool | None:
+    p_off, r_off, link = redis_offsets(primary, replica)
+    return True if link == "up" and r_off == p_off else None
+
+
+def redis_benchmark(args: argparse.Namespace, port: int, *words: str) -> tuple[float, str]:
+    """Run redis-benchmark -q; (its requests per second, the command line)."""
+    argv = [args.redis_benchmark, "-h", "127.0.0.1", "-p", str(port), "-q", *words]
+    cmd = " ".join(a if a != "*" else "'*'" for a in argv)
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=900, check=True).stdout
+    found = re.findall(r"([\d.]+) requests per second", out)
+    if not found:
+        raise RuntimeError(f"no 'requests per second' in redis-benchmark output:\n{out[-1000:]}")
+    return float(found[-1]), cmd
+
+
+# -- results -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    measure: str
+    mine: float | None
+    theirs: float | None
+    unit: str  # "/s" (higher is better), "s" (lower is better), "ms"
+    target: str = "-"
+    note: str = ""
+    label_mine: str = ""  # shown instead of a number when set
+    label_theirs: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        if self.mine is None or not self.theirs:
+            return None
+        return self.mine / self.theirs
+
+
+def fmt(v: float | None, unit: str) -> str:
+    if v is None:
+        return "-"
+    if unit == "s":
+        return f"{v:.2f} s"
+    if unit == "ms":
+        return f"{v:.1f} ms"
+    return f"{v:,.0f}{unit}"
+
+
+def show(row: Row) -> Row:
+    ratio = f"{row.ratio:.2f}x" if row.ratio is not None else "-"
+    mine = row.label_mine or fmt(row.mine, row.unit)
+    theirs = row.label_theirs or fmt(row.theirs, row.unit)
+    progress(f"  => {row.measure}: xstream {mine}, redis {theirs}, ratio {ratio}")
+    return row
+
+
+# -- measure 1: batched ingest -----------------------------------------------------------------
+
+
+def user_ids(n: int, seed: int) -> list[bytes]:
+    rng = random.Random(seed)
+    return [b"%012d" % rng.randrange(RAND_RANGE) for _ in range(n)]
+
+
+def batch_message(key: bytes, uids: Sequence[bytes]) -> pb.IngestBatch:
+    elements: list[bytes] = []
+    for u in uids:
+        elements += (b"user_id", u, b"action", b"click", b"amount", b"42")
+    return pb.IngestBatch(key=key, counts=[6] * len(uids), elements=elements)
+
+
+def ingest_child(
+    port: int,
+    key: bytes,
+    n: int,
+    batch: int,
+    seed: int,
+    build: str,
+    ready: Any,
+    go: Any,
+    results: Any,
+) -> None:
+    """One ingest client process: build its batches, report ready, wait for `go`, stream."""
+    try:
+        uids = user_ids(n, seed)
+        requests: Any
+        if build == "prebuilt":  # serialized outside the timed loop
+            msgs = [
+                batch_message(key, uids[i : i + batch]).SerializeToString()
+                for i in range(0, n, batch)
+            ]
+            serializer = None
+        else:
+            msgs = None
+            serializer = pb.IngestBatch.SerializeToString
+        channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=GRPC_OPTIONS)
+        grpc.channel_ready_future(channel).result(timeout=30)
+        ingest = channel.stream_unary(
+            "/xstream.v1.Streams/Ingest",
+            request_serializer=serializer,
+            response_deserializer=pb.IngestReply.FromString,
+        )
+        ready.put(os.getpid())
+        go.wait()
+        t0 = time.monotonic()
+        if msgs is not None:
+            requests = iter(msgs)
+        else:
+            requests = (batch_message(key, uids[i : i + batch]) for i in range(0, n, batch))
+        reply = ingest(requests, timeout=900)
+        t1 = time.monotonic()
+        results.put(
+            {
+                "t0": t0,
+                "t1": t1,
+                "entries": reply.entries,
+                "batches": reply.batches,
+                "offset": reply.offset,
+                "error": reply.error,
+            }
+        )
+        channel.close()
+    except Exception as e:  # reported to the parent
+        results.put({"error": f"{type(e).__name__}: {e}"})
+
+
+@dataclass
+class IngestResult:
+    config: str
+    batch: int
+    clients: int
+    entries: int
+    primary_s: float  # go -> the last Ingest call returned
+    replicas_s: float  # go -> every replica acked the final offset
+    offset: int
+    lag_at_end: list[tuple[int, int]]  # per replica (lag_offset bytes, lag_ms) at ingest end
+    max_lag_ms: int  # the primary's Info replicas[].lag_ms, max over the samples
+    samples: int
+    apply_p50: list[float]
+    apply_p99: list[float]
+
+    @property
+    def rate(self) -> float:
+        return self.entries / self.replicas_s
+
+    @property
+    def primary_rate(self) -> float:
+        return self.entries / self.primary_s
+
+
+def run_ingest(
+    cluster: XCluster, n: int, batch: int, clients: int, args: argparse.Namespace
+) -> IngestResult:
+    primary = cluster.primary
+    assert primary is not None
+    ctx = mp.get_context("spawn")
+    ready, results, go = ctx.Queue(), ctx.Queue(), ctx.Event()
+    share = [n // clients + (1 if i < n % clients else 0) for i in range(clients)]
+    children = [
+        ctx.Process(
+            target=ingest_child,
+            args=(primary.port, KEY, share[i], batch, args.seed + i, args.ingest_build),
+            kwargs={"ready": ready, "go": go, "results": results},
+            daemon=True,
+        )
+        for i in range(clients)
+    ]
+    try:
+        for c in children:
+            c.start()
+        for _ in children:
+            try:
+                ready.get(timeout=300)
+            except queue.Empty:
+                raise RuntimeError("ingest clients did not get ready") from None
+        progress(f"  {clients} client process(es) ready ({args.ingest_build} batches); go")
+        start_offset = primary.info().offset
+        t0 = time.monotonic()
+        go.set()
+        done: list[dict[str, Any]] = []
+        max_lag_ms = samples = 0
+        lag_at_end: list[tuple[int, int]] = []
+        last_print = t0
+        while len(done) < clients:
+            try:
+                done.append(results.get(timeout=args.sample_interval))
+                continue
+            except queue.Empty:
+                pass
+            info = primary.info()
+            samples += 1
+            max_lag_ms = max([max_lag_ms, *(r.lag_ms for r in info.replicas)])
+            if time.monotonic() - last_print > 2:
+                last_print = time.monotonic()
+                lags = ", ".join(f"{r.lag_offset:,} B/{r.lag_ms} ms" for r in info.replicas)
+                progress(f"    primary offset {info.offset:,}; replica lag {lags}")
+        errors = [d["error"] for d in done if d.get("error")]
+        if errors:
+            raise RuntimeError(f"ingest failed: {errors}")
+        t_primary = max(d["t1"] for d in done) - t0
+        info = primary.info()
+        final = info.offset
+        lag_at_end = [(r.lag_offset, r.lag_ms) for r in info.replicas]
+        max_lag_ms = max([max_lag_ms, *(r.lag_ms for r in info.replicas)])
+
+        def caught_up() -> float | None:
+            nonlocal max_lag_ms, samples
+            now = time.monotonic()
+            inf = primary.info()
+            samples += 1
+            max_lag_ms = max([max_lag_ms, *(r.lag_ms for r in inf.replicas)])
+            if all(r.ack_offset >= final for r in inf.replicas):
+                return now - t0
+            return None
+
+        t_repl = wait_until(caught_up, args.catchup_timeout, "replicas to ack the ingest", 0.005)
+    finally:
+        go.set()
+        for c in children:
+            c.join(timeout=30)
+            if c.is_alive():
+                c.kill()
+    entries = sum(d["entries"] for d in done)
+    xlen = primary.execute(b"XLEN", KEY).value.integer
+    if entries != n:
+        raise RuntimeError(f"ingest appended {entries} entries, wanted {n}")
+    if xlen != n:
+        raise RuntimeError(f"XLEN {xlen} after ingesting {n} entries")
+    infos = [r.info() for r in cluster.replicas]
+    return IngestResult(
+        config=f"{batch}x{clients}",
+        batch=batch,
+        clients=clients,
+        entries=entries,
+        primary_s=t_primary,
+        replicas_s=t_repl,
+        offset=final - start_offset,
+        lag_at_end=lag_at_end,
+        max_lag_ms=max_lag_ms,
+        samples=samples,
+        apply_p50=[i.apply_lag_p50_ms for i in infos],
+        apply_p99=[i.apply_lag_p99_ms for i in infos],
+    )
+
+
+def check_digests(cluster: XCluster) -> bool:
+    assert cluster.primary is not None
+    want = cluster.primary.admin.Digest(pb.DigestRequest(), timeout=120)
+    same = True
+    for r in cluster.replicas:
+        got = r.admin.Digest(pb.DigestRequest(), timeout=120)
+        same = same and got.digest == want.digest and got.offset == want.offset
+    return same
+
+
+# -- measure 2: unary XADD ---------------------------------------------------------------------
+
+
+def timed_loop(seconds: float, op: Callable[[], object]) -> float:
+    """Calls per second of `op`, run back to back for about `seconds`."""
+    for _ in range(50):  # warm-up
+        op()
+    n = 0
+    t0 = time.perf_counter()
+    deadline = t0 + seconds
+    while True:
+        for _ in range(100):
+            op()
+        n += 100
+        t = time.perf_counter()
+        if t >= deadline:
+            return n / (t - t0)
+
+
+# -- measure 3: XRANGE paging ------------------------------------------------------------------
+
+
+def page_client(c: Any, count: int) -> tuple[int, int]:
+    """Page through KEY with c.xrange (redis-py signature); (calls, entries)."""
+    start: Any = "-"
+    calls = seen = 0
+    while True:
+        page = c.xrange(KEY, start, "+", count=count)
+        calls += 1
+        seen += len(page)
+        if len(page) < count:
+            return calls, seen
+        start = b"(" + page[-1][0]
+
+
+def page_stub(node: XNode, count: int) -> tuple[int, int]:
+    """Page through KEY with the raw Execute stub; (calls, entries)."""
+    execute = node.streams.Execute
+    start = b"-"
+    cnt = b"%d" % count
+    calls = seen = 0
+    while True:
+        reply = execute(pb.Command(argv=[b"XRANGE", KEY, start, b"+", b"COUNT", cnt]))
+        items = reply.value.array.items
+        calls += 1
+        seen += len(items)
+        if len(items) < count:
+            return calls, seen
+        start = b"(" + items[-1].array.items[0].bulk
+
+
+def paged_rate(run: Callable[[], tuple[int, int]], n: int, what: str) -> float:
+    t0 = time.perf_counter()
+    calls, seen = run()
+    dt = time.perf_counter() - t0
+    if seen != n:
+        raise RuntimeError(f"{what}: paged through {seen} entries, expected {n}")
+    progress(f"    {what}: {calls:,} calls in {dt:.2f}s = {calls / dt:,.0f} calls/s")
+    return calls / dt
+
+
+# -- measure 5: full resync --------------------------------------------------------------------
+
+
+def log_times(path: Path, events: Sequence[str]) -> dict[str, float]:
+    """Epoch seconds of the first occurrence of each event in a JSON-lines log."""
+    out: dict[str, float] = {}
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        ev = rec.get("event")
+        if ev in events and ev not in out:
+            ts = datetime.strptime(rec["ts"], "%Y-%m-%dT%H:%M:%S.%fZ")
+            out[ev] = ts.replace(tzinfo=UTC).timestamp()
+    return out
+
+
+def xstream_resync(cluster: XCluster, n: int, args: argparse.Namespace) -> tuple[float, float]:
+    """(spawn -> caught up seconds, replica_ready -> full_sync_done seconds)."""
+    primary = cluster.primary
+    assert primary is not None
+    before = primary.info()
+    target = before.offset
+    progress(f"  primary offset {target:,}, full_syncs {before.full_syncs}; spawning a replica")
+    t0 = time.monotonic()
+    node = cluster.spawn_replica("resync")
+
+    def synced() -> float | None:
+        cluster.procs.check_alive(node.proc)
+        info = node.try_info()
+        if info is not None and info.full_syncs >= 1 and info.offset == target:
+            return time.monotonic() - t0
+        return None
+
+    dt = wait_until(synced, args.catchup_timeout, "the fresh replica to full-sync", 0.01)
+    after = primary.info()
+    if after.full_syncs != before.full_syncs + 1:
+        raise RuntimeError(f"primary full_syncs {before.full_syncs} -> {after.full_syncs}")
+    xlen = node.execute(b"XLEN", KEY).value.integer
+    if xlen != n:
+        raise RuntimeError(f"resynced replica holds {xlen} entries, expected {n}")
+    times = log_times(node.proc.log, ["replica_ready", "full_sync_start", "full_sync_done"])
+    inner = times.get("full_sync_done", 0) - times.get("replica_ready", 0)
+    progress(
+        f"    log: replica_ready -> full_sync_start "
+        f"{times.get('full_sync_start', 0) - times.get('replica_ready', 0):.3f}s, "
+        f"-> full_sync_done {inner:.3f}s"
+    )
+    return dt, inner
+
+
+def redis_resync(
+    procs: Procs, workdir: Path, primary: RNode, n: int, args: argparse.Namespace
+) -> float:
+    t0 = time.monotonic()
+    node = start_redis(procs, workdir, "redis-resync", args, replicaof=primary.port)
+
+    def synced() -> float | None:
+        procs.check_alive(node.proc)
+        return time.monotonic() - t0 if redis_caught_up(primary, node) else None
+
+    dt = wait_until(synced, args.catchup_timeout, "the fresh redis replica to sync", 0.01)
+    xlen = node.client.xlen(KEY)
+    if xlen != n:
+        raise RuntimeError(f"resynced redis replica holds {xlen} entries, expected {n}")
+    stop_redis(procs, node)
+    return dt
+
+
+# -- the run -----------------------------------------------------------------------------------
+
+
+@dataclass
+class RedisFigures:
+    ingest_rps: float = 0.0
+    ingest_caught_up: float = 0.0
+    ingest_cmd: str = ""
+    unary_bench: float = 0.0
+    unary_bench_cmd: str = ""
+    unary_py: float = 0.0
+    xrange_py: float = 0.0
+    xrange_bench: float = 0.0
+    xrange_bench_cmd: str = ""
+    resync_s: float = 0.0
+    entries: int = 0  # XLEN after redis-benchmark (it may send a few more than -n)
+
+
+def run_redis(procs: Procs, workdir: Path, args: argparse.Namespace) -> RedisFigures:
+    n = args.entries
+    fig = RedisFigures()
+    progress("redis: starting a primary and one replica")
+    primary = start_redis(procs, workdir, "redis-primary", args)
+    version = primary.client.info("server")["redis_version"]
+    replica = start_redis(procs, workdir, "redis-replica", args, replicaof=primary.port)
+    wait_until(lambda: redis_caught_up(primary, replica), 60, "the redis replica link", 0.02)
+    progress(f"redis-server {version} primary :{primary.port}, replica :{replica.port} (link up)")
+
+    # 1. ingest
+    progress(f"1. redis: redis-benchmark -P 64 XADD, {n:,} entries, 1 replica attached")
+    t0 = time.monotonic()
+    fig.ingest_rps, fig.ingest_cmd = redis_benchmark(
+        args, primary.port, "-P", "64", "-n", str(n), "-r", str(RAND_RANGE),
+        "XADD", KEY.decode(), "*", "user_id", "__rand_int__", "action", "click", "amount", "42",
+    )  # fmt: skip
+    t_bench = time.monotonic() - t0
+    lag = redis_offsets(primary, replica)
+    t_repl = wait_until(
+        lambda: time.monotonic() - t0 if redis_caught_up(primary, replica) else None,
+        args.catchup_timeout,
+        "the redis replica to catch up",
+        0.005,
+    )
+    xlen = primary.client.xlen(KEY)  # redis-benchmark may send a few more than -n (pipelines)
+    if xlen < n:
+        raise RuntimeError(f"redis XLEN {xlen} after {n} XADDs")
+    fig.entries = n = xlen
+    fig.ingest_caught_up = n / t_repl
+    progress(
+        f"  redis-benchmark: {fig.ingest_rps:,.0f} req/s (wall {t_bench:.2f}s incl. start-up); "
+        f"replica behind by {lag[0] - lag[1]:,} B when it returned; caught up at "
+        f"{t_repl:.2f}s = {fig.ingest_caught_up:,.0f} entries/s (XLEN {n:,})"
+    )
+
+    # 2. unary XADD
+    progress("2. redis: unary XADD, 1 client")
+    fig.unary_bench, fig.unary_bench_cmd = redis_benchmark(
+        args, primary.port, "-c", "1", "-P", "1", "-n", str(args.unary_bench_n),
+        "XADD", UNARY_KEY.decode(), "*", *(f.decode() for f in UNARY_FIELDS),
+    )  # fmt: skip
+    progress(f"  redis-benchmark -c 1 -P 1: {fig.unary_bench:,.0f} req/s")
+    r = redis.Redis(port=primary.port, protocol=2)
+    fields = dict(zip(UNARY_FIELDS[::2], UNARY_FIELDS[1::2], strict=True))
+    fig.unary_py = timed_loop(args.unary_seconds, lambda: r.xadd(UNARY_KEY, fields))
+    progress(f"  redis-py xadd: {fig.unary_py:,.0f} calls/s")
+    r.delete(UNARY_KEY)
+
+    # 3. XRANGE
+    progress(f"3. redis: XRANGE COUNT 100 paging through {n:,} entries, 1 client")
+    fig.xrange_py = paged_rate(lambda: page_client(r, 100), n, "redis-py xrange")
+    fig.xrange_bench, fig.xrange_bench_cmd = redis_benchmark(
+        args, primary.port, "-c", "1", "-P", "1", "-n", str(args.xrange_bench_n),
+        "XRANGE", KEY.decode(), "-", "+", "COUNT", "100",
+    )  # fmt: skip
+    progress(f"  redis-benchmark -c 1 XRANGE - + COUNT 100: {fig.xrange_bench:,.0f} req/s")
+    r.close()
+
+    # 5. full resync
+    progress(f"5. redis: a fresh replica full-syncs {n:,} entries")
+    wait_until(lambda: redis_caught_up(primary, replica), 60, "the redis replica", 0.02)
+    fig.resync_s = redis_resync(procs, workdir, primary, n, args)
+    progress(f"  redis resync: {fig.resync_s:.3f}s (spawn -> link up, offsets equal)")
+    for node in (replica, primary):
+        stop_redis(procs, node)
+    return fig
+
+
+@dataclass
+class XFigures:
+    ingest: list[IngestResult] = field(default_factory=list)
+    unary_stub: float = 0.0
+    unary_client: float = 0.0
+    xrange_client: float = 0.0
+    xrange_stub: float = 0.0
+    xrange_replica: float = 0.0
+    resync_s: float = 0.0
+    resync_inner_s: float = 0.0
+    digests_ok: bool = True
+
+    @property
+    def best(self) -> IngestResult:
+        return max(self.ingest, key=lambda r: r.rate)
+
+
+def start_cluster(procs: Procs, workdir: Path, tag: str, args: argparse.Namespace) -> XCluster:
+    cluster = XCluster(procs, workdir, tag, args)
+    cluster.start_primary(expect_replicas=2)
+    cluster.spawn_replica("replica1")
+    cluster.spawn_replica("replica2")
+    cluster.wait_in_sync(120)
+    assert cluster.primary is not None
+    ports = ", ".join(str(r.port) for r in cluster.replicas)
+    progress(f"  xstream primary :{cluster.primary.port}, replicas :{ports} online")
+    return cluster
+
+
+def run_xstream(procs: Procs, workdir: Path, args: argparse.Namespace) -> XFigures:
+    n = args.entries
+    fig = XFigures()
+    configs = args.ingest_configs
+    cluster: XCluster | None = None
+    try:
+        for i, (batch, clients) in enumerate(configs):
+            progress(
+                f"1. xstream: Ingest {n:,} entries, batches of {batch:,}, {clients} client "
+                f"process(es), 2 replicas attached (fresh cluster {i + 1}/{len(configs)})"
+            )
+            cluster = start_cluster(procs, workdir, f"x{i}", args)
+            res = run_ingest(cluster, n, batch, clients, args)
+            fig.ingest.append(res)
+            progress(
+                f"  primary acked in {res.primary_s:.2f}s = {res.primary_rate:,.0f} entries/s; "
+                f"replicas caught up at {res.replicas_s:.2f}s = {res.rate:,.0f} entries/s"
+            )
+            ends = "; ".join(f"{b:,} B behind, lag_ms {ms}" for b, ms in res.lag_at_end)
+            progress(
+                f"  at ingest end: {ends}; max primary-reported lag_ms {res.max_lag_ms} over "
+                f"{res.samples} samples; {res.offset / n:.1f} log bytes/entry"
+            )
+            progress(
+                "  replica apply lag p50/p99 ms: "
+                + ", ".join(
+                    f"{a:.1f}/{b:.1f}" for a, b in zip(res.apply_p50, res.apply_p99, strict=True)
+                )
+            )
+            if i < len(configs) - 1:
+                cluster.close()
+                cluster = None
+        assert cluster is not None and cluster.primary is not None
+        t = time.monotonic()
+        fig.digests_ok = check_digests(cluster)
+        progress(
+            f"  replica digests {'equal' if fig.digests_ok else 'DIFFER from'} the primary's "
+            f"({time.monotonic() - t:.1f}s)"
+        )
+        primary = cluster.primary
+
+        # 2. unary XADD
+        progress("2. xstream: unary XADD, 1 client (sync gRPC)")
+        cmd = pb.Command(argv=[b"XADD", UNARY_KEY, b"*", *UNARY_FIELDS])
+        execute = primary.streams.Execute
+        fig.unary_stub = timed_loop(args.unary_seconds, lambda: execute(cmd))
+        progress(f"  raw stub Execute: {fig.unary_stub:,.0f} calls/s")
+        client = Client("127.0.0.1", primary.port)
+        fields = dict(zip(UNARY_FIELDS[::2], UNARY_FIELDS[1::2], strict=True))
+        fig.unary_client = timed_loop(args.unary_seconds, lambda: client.xadd(UNARY_KEY, fields))
+        progress(f"  Client.xadd: {fig.unary_client:,.0f} calls/s")
+        primary.execute(b"DEL", UNARY_KEY)
+
+        # 3. XRANGE
+        progress(f"3. xstream: XRANGE COUNT 100 paging through {n:,} entries, 1 client")
+        fig.xrange_client = paged_rate(lambda: page_client(client, 100), n, "Client.xrange")
+        fig.xrange_stub = paged_rate(lambda: page_stub(primary, 100), n, "raw stub Execute")
+        reader = Client(
+            "127.0.0.1", primary.port, read_from="replica", replicas=[cluster.replicas[0].address]
+        )
+        fig.xrange_replica = paged_rate(
+            lambda: page_client(reader, 100), n, "Client.xrange from a replica"
+        )
+        reader.close()
+        client.close()
+
+        # 5. full resync
+        progress(f"5. xstream: a fresh replica full-syncs {n:,} entries")
+        cluster.wait_in_sync(60)
+        fig.resync_s, fig.resync_inner_s = xstream_resync(cluster, n, args)
+        progress(
+            f"  xstream resync: {fig.resync_s:.3f}s (spawn -> offset equal), "
+            f"{fig.resync_inner_s:.3f}s of it in the replica's sync (log)"
+        )
+    finally:
+        if cluster is not None:
+            cluster.close()
+    return fig
+
+
+def build_rows(x: XFigures, r: RedisFigures, n: int) -> list[Row]:
+    best = x.best
+    p50 = max(best.apply_p50) if best.apply_p50 else None
+    p99 = max(best.apply_p99) if best.apply_p99 else None
+    rows = [
+        Row(
+            f"1. Batched ingest, 2 replicas caught up (best: {best.config}) vs redis-benchmark "
+            "-P 64, 1 replica caught up",
+            best.rate,
+            r.ingest_caught_up,
+            " entries/s",
+        ),
+        Row(
+            f"1b. Batched ingest, primary acked ({best.config}) vs redis-benchmark req/s",
+            best.primary_rate,
+            r.ingest_rps,
+            " entries/s",
+        ),
+    ]
+    rows += [
+        Row(
+            f"1{chr(ord('c') + i)}. ingest {res.config} (batch x clients), replicas caught up",
+            res.rate,
+            r.ingest_caught_up,
+            " entries/s",
+            note=f"primary acked {res.primary_rate:,.0f}/s",
+        )
+        for i, res in enumerate(x.ingest)
+        if len(x.ingest) > 1
+    ]
+    rows += [
+        Row(
+            "2. Unary XADD, 1 client: raw stub Execute vs redis-benchmark -c 1 -P 1",
+            x.unary_stub,
+            r.unary_bench,
+            " ops/s",
+            ">= 0.12x",
+        ),
+        Row("2b. Unary XADD: Client.xadd vs redis-py xadd", x.unary_client, r.unary_py, " ops/s"),
+        Row(
+            f"3. XRANGE COUNT 100 paging {n:,}: Client.xrange vs redis-py xrange",
+            x.xrange_client,
+            r.xrange_py,
+            " calls/s",
+            ">= 0.3x",
+        ),
+        Row(
+            "3b. XRANGE COUNT 100: raw stub Execute (paging) vs redis-benchmark -c 1",
+            x.xrange_stub,
+            r.xrange_bench,
+            " calls/s",
+        ),
+        Row(
+            "3c. XRANGE COUNT 100: Client.xrange from a replica vs redis-py (primary)",
+            x.xrange_replica,
+            r.xrange_py,
+            " calls/s",
+        ),
+        Row(
+            f"4. Replica apply lag p50 / p99 under ingest ({best.config}, max of the 2 replicas)",
+            None,
+            None,
+            "ms",
+            label_mine=f"{p50:.1f} / {p99:.1f} ms" if p50 is not None and p99 is not None else "-",
+            note=f"primary-reported lag_ms max {best.max_lag_ms}",
+        ),
+        Row(
+            f"5. Full resync of {n:,} entries (spawn -> offsets equal)",
+            x.resync_s,
+            r.resync_s,
+            "s",
+            "<= 1.0x",
+            note=f"xstream replica's own sync {x.resync_inner_s:.2f}s (log)",
+        ),
+    ]
+    return rows
+
+
+def print_table(rows: Sequence[Row]) -> None:
+    print()
+    print("| Measure | xstream | redis | ratio | target |")
+    print("|---|---:|---:|---:|---|")
+    for row in rows:
+        ratio = f"{row.ratio:.2f}x" if row.ratio is not None else "-"
+        mine = row.label_mine or fmt(row.mine, row.unit)
+        theirs = row.label_theirs or fmt(row.theirs, row.unit)
+        measure = row.measure + (f" ({row.note})" if row.note else "")
+        print(f"| {measure} | {mine} | {theirs} | {ratio} | {row.target} |")
+    print()
+    print("ratio = xstream / redis: above 1 is better for rates, below 1 is better for times.")
+
+
+# -- command line ------------------------------------------------------------------------------
+
+
+def ingest_config(text: str) -> list[tuple[int, int]]:
+    out = []
+    for part in text.split(","):
+        batch, _, clients = part.strip().lower().partition("x")
+        out.append((int(batch), int(clients or 1)))
+    if not out or any(b < 1 or c < 1 for b, c in out):
+        raise argparse.ArgumentTypeError("expected BATCHxCLIENTS[,...], e.g. 4000x1,4000x2")
+    return out
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--entries", type=int, default=1_000_000, help="stream size (default 1M)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="100,000 entries, 2 s unary loops, smaller redis-benchmark runs",
+    )
+    p.add_argument(
+        "--ingest-configs",
+        type=ingest_config,
+        default=ingest_config("1000x1,4000x1,16000x1,4000x2"),
+        help="measure 1: BATCHxCLIENTS runs, each on a fresh cluster\n"
+        "(default 1000x1,4000x1,16000x1,4000x2); the last cluster serves measures 2-5",
+    )
+    p.add_argument(
+        "--ingest-build",
+        choices=["prebuilt", "inline"],
+        default="prebuilt",
+        help="prebuilt: IngestBatch messages serialized before the clock starts (default);\n"
+        "inline: built and serialized while streaming (client cost included)",
+    )
+    p.add_argument("--fsync", choices=["always", "everysec", "no"], default="everysec",
+                   help="xstream --fsync and redis appendfsync (default everysec)")  # fmt: skip
+    p.add_argument("--redis-no-aof", action="store_true", help="redis-server appendonly no")
+    p.add_argument(
+        "--redis-diskless-sync-delay",
+        type=int,
+        default=0,
+        help="redis primary repl-diskless-sync-delay seconds (default 0; redis's own is 5)",
+    )
+    p.add_argument("--backlog-bytes", type=int, default=0, help="xstream primary --backlog-bytes")
+    p.add_argument("--unary-seconds", type=float, default=5.0, help="per unary XADD loop")
+    p.add_argument("--unary-bench-n", type=int, default=100_000, help="redis-benchmark -n, unary")
+    p.add_argument("--xrange-bench-n", type=int, default=20_000, help="redis-benchmark -n, XRANGE")
+    p.add_argument("--sample-interval", type=float, default=0.05, help="Info polls during ingest")
+    p.add_argument("--catchup-timeout", type=float, default=600, help="seconds")
+    p.add_argument("--redis-server", default="/usr/bin/redis-server")
+    p.add_argument("--redis-benchmark", default="/usr/bin/redis-benchmark")
+    p.add_argument("--skip-redis", action="store_true", help="xstream figures only")
+    p.add_argument("--skip-xstream", action="store_true", help="redis figures only")
+    p.add_argument("--keep", action="store_true", help="keep the data directory and logs")
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args(argv)
+    if args.quick:
+        args.entries = min(args.entries, 100_000)
+        args.unary_seconds = min(args.unary_seconds, 2.0)
+        args.unary_bench_n = min(args.unary_bench_n, 20_000)
+        args.xrange_bench_n = min(args.xrange_bench_n, 5_000)
+    return args
+
+
+@contextmanager
+def workspace(keep: bool) -> Iterator[Path]:
+    d = Path(tempfile.mkdtemp(prefix="xstream-bench-"))
+    try:
+        yield d
+    finally:
+        if keep:
+            print(f"data and logs kept in {d}")
+        else:
+            import shutil  # noqa: PLC0415
+
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    for binary in (args.redis_server, args.redis_benchmark):
+        if not args.skip_redis and not Path(binary).exists():
+            sys.exit(f"{binary} not found (apt-get install redis-server, or --skip-redis)")
+    cpus = os.cpu_count()
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(
+        f"machine: nproc {cpus} (every server, replica, client and redis-benchmark process "
+        f"shares these {cpus} cores); load average {load}; python {sys.version.split()[0]}; "
+        f"grpcio {grpc.__version__}; redis-py {redis.__version__}",
+        flush=True,
+    )
+    print(
+        f"entries {args.entries:,}; fsync {args.fsync}; ingest configs "
+        + ",".join(f"{b}x{c}" for b, c in args.ingest_configs)
+        + f"; ingest batches {args.ingest_build}",
+        flush=True,
+    )
+    with ExitStack() as stack:
+        workdir = stack.enter_context(workspace(args.keep))
+        procs = Procs(workdir)
+        stack.callback(procs.stop_all)
+        theirs = RedisFigures() if args.skip_redis else run_redis(procs, workdir, args)
+        mine = XFigures() if args.skip_xstream else run_xstream(procs, workdir, args)
+    if args.skip_xstream:
+        mine.ingest.append(IngestResult("-", 0, 0, 0, 1, 1, 0, [], 0, 0, [], []))
+    print()
+    rows = [show(r) for r in build_rows(mine, theirs, args.entries)]
+    print_table(rows)
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"load average at the end: {load} (other work on the machine skews every figure)")
+    if not mine.digests_ok:
+        print("WARNING: a replica's digest differed from the primary's after the ingest")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
