@@ -681,12 +681,12 @@ def page_stub(node: XNode, count: int) -> tuple[int, int]:
     calls = seen = 0
     while True:
         reply = execute(pb.Command(argv=[b"XRANGE", KEY, start, b"+", b"COUNT", cnt]))
-        items = reply.value.array.items
+        ids = reply.value.entries.ids  # entry lists come as the compact Entries value
         calls += 1
-        seen += len(items)
-        if len(items) < count:
+        seen += len(ids)
+        if len(ids) < count:
             return calls, seen
-        start = b"(" + items[-1].array.items[0].bulk
+        start = b"(" + ids[-1]
 
 
 def paged_rate(run: Callable[[], tuple[int, int]], n: int, what: str) -> float:
