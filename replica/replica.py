@@ -25,7 +25,6 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -301,7 +300,3 @@ class Replica(Node):
             "blocked_clients": self.blocked_clients,
             "replicas": [],
         }
-
-
-def data_dir(path: str) -> Path:
-    return Path(path)
