@@ -39,7 +39,7 @@ def value_digest(value: Value) -> bytes:
     h.update(_U64.pack(s.iids_added) + _U64.pack(s.iids_duplicates))
     for (pid, iid), entry_id in s.idmp_order.items():
         h.update(b"idmp" + _chunk(pid) + _chunk(iid) + entry_id.key())
-    for i in (s.last_id, s.first_id, s.max_deleted_entry_id):
+    for i in (s.last_id, s.first_id, s.max_deleted_entry_id, s.max_trimmed_entry_id):
         h.update(i.key())
     for eid, fv in s.range(MIN_ID, MAX_ID):
         assert isinstance(eid, bytes) and isinstance(fv, list)

@@ -332,6 +332,12 @@ def last_id(lp: bytearray, master_id: StreamID) -> StreamID:
     return StreamID(undelta(master_id.ms, msd), undelta(master_id.seq, sqd))
 
 
+def last_live_id(lp: bytearray, master_id: StreamID) -> StreamID | None:
+    """The last entry's ID that is not a tombstone (None if all are)."""
+    live = [eid for _, flags, eid in scan(lp, master_id) if not flags & FLAG_DELETED]
+    return live[-1] if live else None
+
+
 def decode_entries(
     lp: bytearray, master_id: StreamID
 ) -> tuple[list[lp_.Element], list[bytes], int]:

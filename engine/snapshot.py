@@ -7,7 +7,8 @@
 
     string record   0x01 | key | value                      (key/value: u32 length + bytes)
     stream record   0x02 | key | length u64 | entries_added u64 | last_id 16 | first_id 16 |
-                    max_deleted_entry_id 16 | idmp_duration u32 | idmp_maxsize u32 |
+                    max_deleted_entry_id 16 | max_trimmed_entry_id 16 (version 2+) |
+                    idmp_duration u32 | idmp_maxsize u32 |
                     iids_added u64 | iids_duplicates u64 | nodes u64 |
                     nodes x (master ID 16 | u32 length | listpack bytes) |
                     groups u32 | per group: name | last_id 16 | entries_read i64 |
@@ -40,7 +41,7 @@ from .keyspace import Keyspace
 from .stream import Stream
 
 MAGIC = b"XSTRSNAP"
-VERSION = 1
+VERSION = 2  # 2 added max_trimmed_entry_id; version 1 files still load
 _TYPE_STRING = 1
 _TYPE_STREAM = 2
 _END = 0xFF
@@ -49,7 +50,8 @@ _HDR = struct.Struct(">8sH")
 _U32 = struct.Struct(">I")
 _I64 = struct.Struct(">q")
 _NO_OWNER = b"\xff\xff\xff\xff"
-_META = struct.Struct(">QQ16s16s16sIIQQQ")
+_META = struct.Struct(">QQ16s16s16s16sIIQQQ")
+_META_V1 = struct.Struct(">QQ16s16s16sIIQQQ")
 
 
 class _Protocol:  # the Engine's shape, without importing engine.py (no cycle)
@@ -135,6 +137,7 @@ def _stream_meta(s: Stream) -> bytes:
         s.last_id.key(),
         s.first_id.key(),
         s.max_deleted_entry_id.key(),
+        s.max_trimmed_entry_id.key(),
         s.idmp_duration,
         s.idmp_maxsize,
         s.iids_added,
@@ -161,18 +164,18 @@ def load(data: bytes, deep: bool = False) -> Keyspace:
     magic, version = _HDR.unpack_from(data)
     if magic != MAGIC:
         raise SnapshotError("not an xstream snapshot (bad magic)")
-    if version != VERSION:
+    if version not in (1, VERSION):
         raise SnapshotError(f"unsupported snapshot version {version} (this build reads {VERSION})")
     body, checksum = data[:-_SUM_SIZE], data[-_SUM_SIZE:]
     if hashlib.blake2b(body, digest_size=_SUM_SIZE).digest() != checksum:
         raise SnapshotError("snapshot checksum mismatch: the file is corrupt or truncated")
     try:
-        return _parse(memoryview(body), hdr, deep)
+        return _parse(memoryview(body), hdr, deep, version)
     except (struct.error, ValueError, IndexError, AssertionError) as e:
         raise SnapshotError(f"snapshot structure is invalid: {e}") from None
 
 
-def _parse(body: memoryview, pos: int, deep: bool) -> Keyspace:
+def _parse(body: memoryview, pos: int, deep: bool, version: int) -> Keyspace:
     ks = Keyspace()
     while True:
         kind = body[pos]
@@ -188,7 +191,7 @@ def _parse(body: memoryview, pos: int, deep: bool) -> Keyspace:
             value, pos = _bytes(body, pos)
             ks.set(key, value)
         elif kind == _TYPE_STREAM:
-            s, pos = _stream(body, pos, deep)
+            s, pos = _stream(body, pos, deep, version)
             ks.set(key, s)
         else:
             raise ValueError(f"unknown record type {kind}")
@@ -202,10 +205,13 @@ def _bytes(body: memoryview, pos: int) -> tuple[bytes, int]:
     return bytes(body[pos + 4 : end]), end
 
 
-def _stream(body: memoryview, pos: int, deep: bool) -> tuple[Stream, int]:
-    meta = _META.unpack_from(body, pos)
-    pos += _META.size
+def _stream(body: memoryview, pos: int, deep: bool, version: int) -> tuple[Stream, int]:
+    meta_struct = _META if version >= 2 else _META_V1
+    meta = list(meta_struct.unpack_from(body, pos))
+    pos += meta_struct.size
     s = Stream()
+    if version >= 2:
+        s.max_trimmed_entry_id = StreamID.from_key(meta.pop(5))
     s.length, s.entries_added = meta[0], meta[1]
     s.last_id = StreamID.from_key(meta[2])
     s.first_id = StreamID.from_key(meta[3])

@@ -7,7 +7,10 @@
 
 Metadata (Redis's names): `length` live entries; `last_id` the last ID ever generated;
 `first_id` the first live entry (0-0 when empty); `max_deleted_entry_id` the greatest ID
-removed by XDEL-like deletions (never by trims); `entries_added` every entry ever appended.
+removed by XDEL-like deletions (never by trims); `max_trimmed_entry_id` (xstream's own, not
+Redis's) the greatest live ID a trim ever removed, so a reader resuming after ID x knows that
+entries after x were trimmed away iff x < max_trimmed_entry_id; `entries_added` every entry
+ever appended.
 
 Invariants (check_integrity verifies them): nodes are in ID order and never overlap; every
 node's counters match its entries; `length` is the sum of live counters; `first_id` is the
@@ -56,6 +59,7 @@ class Stream:
         "last_id",
         "length",
         "max_deleted_entry_id",
+        "max_trimmed_entry_id",
         "rax",
     )
 
@@ -65,6 +69,7 @@ class Stream:
         self.last_id = MIN_ID  # last ID generated, 0-0 for a new stream
         self.first_id = MIN_ID  # first live entry, 0-0 when empty
         self.max_deleted_entry_id = MIN_ID  # greatest ID deleted by XDEL & co
+        self.max_trimmed_entry_id = MIN_ID  # greatest live ID removed by a trim
         self.entries_added = 0  # entries ever appended
         self.cgroups: dict[bytes, ConsumerGroup] = {}  # consumer groups by name
         self.cgroups_ref: dict[StreamID, set[bytes]] = {}  # entry -> groups whose PEL has it
@@ -305,6 +310,7 @@ class Stream:
                     assert minid is not None
                     whole = node.last_id(lp, master) < minid
                 if whole:
+                    self._trimmed(node.last_live_id(lp, master))
                     self._remove_node(key)
                     self.length -= live
                     removed += live
@@ -356,6 +362,7 @@ class Stream:
                 continue
             if on_delete is not None:
                 on_delete(eid)
+            self._trimmed(eid)
             node.mark_deleted(lp, pos, flags)
             removed += 1
             self.length -= 1
@@ -367,6 +374,10 @@ class Stream:
                 return done, removed, True
             node.set_counts(lp, live - removed, deleted + removed)
         return done, removed, False
+
+    def _trimmed(self, entry_id: StreamID | None) -> None:
+        if entry_id is not None and entry_id > self.max_trimmed_entry_id:
+            self.max_trimmed_entry_id = entry_id
 
     def _after_trim(self, removed: int) -> None:
         if removed:
