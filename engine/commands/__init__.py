@@ -66,7 +66,7 @@ COMMANDS: dict[bytes, Command] = dict(
         _cmd("xlen", read.xlen, 2, False),
         _cmd("xrange", read.xrange, -4, False),
         _cmd("xrevrange", read.xrevrange, -4, False),
-        _cmd("xsplits", splits.xsplits, 5, False),
+        _cmd("xsplits", splits.xsplits, -5, False),
         _cmd("xread", read.xread, -4, False),
         _cmd("xreadgroup", readgroup.xreadgroup, -7, True),
         _cmd("xack", groups.xack, -4, True),

@@ -1,6 +1,6 @@
 """XSPLITS: where to cut a stream range into parts of about equal size (xstream's own command).
 
-    XSPLITS key start end parts          (start and end as XRANGE's, `(` for exclusive)
+    XSPLITS key start end parts [LIMIT n]   (start and end as XRANGE's, `(` for exclusive)
 
 Stream IDs are not dense, so a reader that wants N parallel parts of `(after, last]` cannot
 cut the range by arithmetic. The rax already holds natural cut points: every node's key is
@@ -14,20 +14,24 @@ before a node's master ID, chosen so the parts hold about equal numbers of live 
       part 1 = (after, cut_1]   part 2 = (cut_1, cut_2]   part 3 = (cut_2, last]
 
 Counts come from node headers, so the parts are exact at node boundaries and estimates only
-for the nodes the range's ends cut through. The reply (a map, nil for a missing key) also
-carries what a reader needs to check freshness and data loss: `last-generated-id`, `length`,
-`first-entry-id`, `max-deleted-entry-id`, `max-trimmed-entry-id` and `entries-added`.
+for the nodes the range's ends cut through. LIMIT n first clamps the range to end at its n-th
+live entry (admission control for a reader taking at most n entries). The range's end is
+also clamped to `last_id`; the reply's `end-id` is the end used. The reply (a map, nil for a
+missing key) also carries what a reader needs to check freshness and data loss:
+`last-generated-id`, `length`, `first-entry-id`, `max-deleted-entry-id`,
+`max-trimmed-entry-id` and `entries-added`.
 Read-only, no effects; replicas answer it from what they have applied.
 """
 
 from __future__ import annotations
 
 from ..context import Ctx
-from ..errors import StreamError
+from ..errors import StreamError, syntax_error
 from ..ids import StreamID, parse_interval
 from ..node import FLAG_DELETED, counts, scan
 from ..reply import Reply, ReplyMap
-from .args import parse_ll
+from ..stream import Stream
+from .args import parse_ll, word
 
 MAX_PARTS = 10_000
 
@@ -39,9 +43,17 @@ def xsplits(ctx: Ctx) -> Reply:
     parts = parse_ll(argv[4])
     if not 1 <= parts <= MAX_PARTS:
         raise StreamError(f"parts must be between 1 and {MAX_PARTS}")
+    limit = 0
+    if len(argv) > 5:
+        if len(argv) != 7 or word(argv[5]) != b"limit":
+            raise syntax_error()
+        limit = parse_ll(argv[6])
+        if limit < 1:
+            raise StreamError("LIMIT must be positive")
     s = ctx.keyspace.stream(argv[1])
     if s is None:
         return None
+    last = min(last, s.last_id)
     sizes: list[tuple[StreamID, int]] = []  # (master ID, live entries in range) per node
     if first <= last:
         it = s.rax.seek("<=", first.key())  # the node holding `first`, if any
@@ -63,6 +75,8 @@ def xsplits(ctx: Ctx) -> Reply:
             tail_lp = s.rax.find(sizes[-1][0].key())
             assert tail_lp is not None
             sizes[-1] = (sizes[-1][0], _live_between(tail_lp, sizes[-1][0], first, last))
+    if limit and sum(n for _, n in sizes) > limit:
+        last, sizes = _limit(s, sizes, first, limit)
     cuts, part_counts = _cut(sizes, first, parts)
     return ReplyMap(
         [
@@ -72,6 +86,7 @@ def xsplits(ctx: Ctx) -> Reply:
             (b"max-deleted-entry-id", s.max_deleted_entry_id.encode()),
             (b"max-trimmed-entry-id", s.max_trimmed_entry_id.encode()),
             (b"entries-added", s.entries_added),
+            (b"end-id", last.encode()),
             (b"splits", [c.encode() for c in cuts]),
             (b"counts", list[Reply](part_counts)),
         ]
@@ -82,6 +97,22 @@ def _live_between(lp: bytearray, master: StreamID, first: StreamID, last: Stream
     return sum(
         1 for _, flags, eid in scan(lp, master) if not flags & FLAG_DELETED and first <= eid <= last
     )
+
+
+def _limit(
+    s: Stream, sizes: list[tuple[StreamID, int]], first: StreamID, limit: int
+) -> tuple[StreamID, list[tuple[StreamID, int]]]:
+    """Clamp the range to end at its `limit`-th live entry: (that entry's ID, node sizes)."""
+    before = 0
+    for i, (master, n) in enumerate(sizes):
+        if before + n >= limit:
+            lp = s.rax.find(master.key())
+            assert lp is not None
+            live = [e for _, f, e in scan(lp, master) if not f & FLAG_DELETED and e >= first]
+            end = live[limit - before - 1]
+            return end, [*sizes[:i], (master, limit - before)]
+        before += n
+    raise AssertionError("the range holds fewer live entries than the limit")
 
 
 def _cut(

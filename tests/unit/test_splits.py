@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -21,8 +22,10 @@ def _stream(n: int, max_entries: int = 10) -> Engine:
     return e
 
 
-def _splits(e: Engine, after: str, last: str, parts: int) -> tuple[list[bytes], list[int], dict]:
-    r = call(e, "XSPLITS", "s", after, last, parts)
+def _splits(
+    e: Engine, after: str, last: str, parts: int, *more: str | int
+) -> tuple[list[bytes], list[int], dict[bytes, Any]]:
+    r = call(e, "XSPLITS", "s", after, last, parts, *more)
     assert isinstance(r, ReplyMap)
     info = dict(r)
     return info[b"splits"], info[b"counts"], info
@@ -68,6 +71,18 @@ def test_missing_key_is_nil_and_bad_arguments_are_errors() -> None:
     )
     cuts, counts, _ = _splits(e, "5", "2", 3)  # empty range
     assert cuts == [] and counts == [0]
+
+
+def test_limit_clamps_the_range_at_its_nth_live_entry() -> None:
+    e = _stream(100)
+    call(e, "XDEL", "s", "7-0")
+    _, counts, info = _splits(e, "(5-1", "+", 2, "LIMIT", 30)
+    assert _ids(e, "(5-1", info[b"end-id"].decode())[-1] == info[b"end-id"] == b"36-2"
+    assert sum(counts) == 30 and len(_ids(e, "(5-1", "36-2")) == 30
+    _, counts, info = _splits(e, "(98-1", "+", 3, "LIMIT", 30)  # fewer entries than the limit
+    assert info[b"end-id"] == b"100-0" and counts == [2]
+    assert error(e, "XSPLITS", "s", "-", "+", 1, "LIMIT", 0) == "ERR LIMIT must be positive"
+    assert error(e, "XSPLITS", "s", "-", "+", 1, "LIMIT") == "ERR syntax error"
 
 
 @settings(max_examples=25, deadline=None)
