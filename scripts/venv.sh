@@ -28,3 +28,7 @@ if [ ! -f .venv/.deps ] || [ "$(cat .venv/.deps)" != "$deps" ]; then
   echo "$deps" > .venv/.deps
 fi
 .venv/bin/python -m pip install -q --no-build-isolation --no-deps -e . >/dev/null
+# Spark finds data sources by listing top-level `pyspark_*` modules on sys.path; the editable
+# install's import hook is invisible to that listing, so put the module's folder on the path.
+vsite=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+echo "$root/pipeline/spark_autoload" > "$vsite/_xstream_spark_autoload.pth"

@@ -1,0 +1,12 @@
+"""xstream's data pipeline on Spark: the `xstream` PySpark data source and an example job.
+
+    options.py   the source's options, validated on the driver
+    nodes.py     lazily opened per-process channels; XSPLITS (cut points, freshness, trims)
+    arrow.py     XRANGE pages -> Arrow RecordBatches of the declared schema
+    reading.py   planning (after, last] parts over replicas; reading them with checks
+    source.py    the DataSource, batch and streaming readers (Spark glue)
+    writing.py   Arrow writers: pipelined, idempotent XADDs into the primary
+    example.py   `xstream pipeline example`: per-minute aggregates of an `events` stream
+
+Importing this package does not import pyspark; `source` and `writing` do.
+"""

@@ -1,0 +1,71 @@
+"""Spark tier: the `xstream` data source in a local[2] Spark session against real nodes.
+
+One Spark session for the whole run (JVM start-up costs ~8 s here), one primary with two
+replicas per test module. Without Java or pyspark these tests skip, except under CI=true,
+where they fail: CI must run them (.ci/run makes sure both are installed).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.conftest import Cluster, Node
+
+HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.is_relative_to(HERE):
+            item.add_marker(pytest.mark.spark)
+
+
+def _require(what: str, ok: bool) -> None:
+    if not ok:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{what} is required under CI=true (.ci/run installs it)")
+        pytest.skip(f"{what} is not installed")
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    _require("java", shutil.which("java") is not None)
+    try:
+        from pyspark.sql import SparkSession  # noqa: PLC0415
+    except ImportError:
+        _require("pyspark", False)
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("xstream-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "2g")
+        .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cluster, Node, list[Node]]]:
+    c = Cluster(tmp_path_factory.mktemp("xstream"))
+    failed = True
+    try:
+        primary = c.primary("--node-max-entries", "50")
+        replicas = [c.replica(primary, "--node-max-entries", "50") for _ in range(2)]
+        yield c, primary, replicas
+        failed = False
+    finally:
+        c.close(dump=failed)
