@@ -131,14 +131,16 @@ def plan(
     read_nodes = opts.read_nodes
     want = max(min_parts or opts.min_partitions or len(read_nodes), 1)
     states: dict[str, tuple[str, str, nodes.StreamState]] = {}
-    for stream, (after, last) in ranges.items():
-        if id_key(after) >= id_key(last):
+    for stream, (requested, last) in ranges.items():
+        if id_key(requested) >= id_key(last):
             continue
         address, _ = freshest(opts, stream)
-        state = nodes.splits(address, stream, f"({after}", last)
-        after = check_loss(stream, after, state, opts.fail_on_data_loss)
+        state = nodes.splits(address, stream, f"({requested}", last)
+        after = check_loss(stream, requested, state, opts.fail_on_data_loss)
         if id_key(after) >= id_key(last) or not state.exists:
             continue
+        if after != requested:  # re-count what remains after the trimmed part
+            state = nodes.splits(address, stream, f"({after}", last)
         states[stream] = (after, address, state)
     total = sum(sum(st.counts) for _, _, st in states.values()) or 1
     parts: list[Part] = []
