@@ -86,18 +86,18 @@ KNOWN = {
     "idempotent",
     "idmpbuckets",
     "writeid",
-    "path",
 }
+SPARK_OWN = {"path", "checkpointlocation", "queryname"}  # Spark passes these through
 
 
 def parse(raw: Mapping[str, str], *, mode: str, streaming: bool = False) -> Options:
     """Validate `raw` for `mode` "read" or "write"; raise OptionError on the first problem."""
     opts = {k.lower(): str(v) for k, v in raw.items()}
-    unknown = sorted(set(opts) - KNOWN)
+    unknown = sorted(set(opts) - KNOWN - SPARK_OWN)
     if unknown:
         raise OptionError(
             f"unknown option(s) {', '.join(unknown)}; the xstream source accepts: "
-            + ", ".join(sorted(KNOWN - {"path"}))
+            + ", ".join(sorted(KNOWN))
         )
     streams = _streams(opts.get("streams") or opts.get("path"), required=mode == "read")
     replicas = tuple(_addresses("replicas", opts.get("replicas", "")))
