@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what it needs (Debian's redis-server, a cached venv), then
+# The whole test suite: installs what it needs (Debian's redis-server, etcd-server and a Java
+# runtime; a cached venv with pyspark), then
 # lint, types, and every pytest tier. Extra arguments go to pytest.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,7 +12,13 @@ if ! command -v redis-server >/dev/null; then
   # The package starts a system instance; tests start their own on free ports.
   $sudo systemctl stop redis-server >/dev/null 2>&1 || $sudo service redis-server stop >/dev/null 2>&1 || true
 fi
-scripts/venv.sh
+if ! command -v java >/dev/null; then
+  echo "test: installing a Java runtime (for the Spark tier)" >&2
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+fi
+scripts/etcd.sh   # Debian's etcd-server for tests/coord; the system instance is stopped
+scripts/venv.sh   # pyspark and pyarrow come with the pinned dev dependencies
 py=.venv/bin/python
 echo "== ruff" && $py -m ruff check . && $py -m ruff format --check .
 echo "== mypy" && $py -m mypy

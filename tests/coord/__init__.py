@@ -1,0 +1,1 @@
+"""Coordinator tier: xstream.coord against a real etcd started on free loopback ports."""
