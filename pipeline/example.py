@@ -152,12 +152,13 @@ def run_streaming(spark: Any, args: argparse.Namespace, t0: float) -> None:
     _progress("streaming: caught up (availableNow)", t0)
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m xstream.pipeline.example",
-        description="Per-minute aggregates per action of an events stream, written to a new "
-        "stream and to Parquet, with Spark and the xstream data source.",
-    )
+DESCRIPTION = (
+    "Per-minute aggregates per action of an events stream, written to a new stream and to "
+    "Parquet, with Spark and the xstream data source."
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--primary", default="127.0.0.1:7700", help="the primary's HOST:PORT")
     p.add_argument("--replicas", default="127.0.0.1:7701,127.0.0.1:7702", help="read from these")
     p.add_argument("--stream", default="events", help="input stream (default events)")
@@ -167,7 +168,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--streaming", action="store_true", help="run as an availableNow stream")
     p.add_argument("--checkpoint", default="out/checkpoint", help="streaming checkpoint folder")
     p.add_argument("--max-records", type=int, default=100_000, help="entries per micro-batch")
-    args = p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m xstream.pipeline.example", description=DESCRIPTION)
+    add_arguments(p)
+    return run(p.parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     if args.generate:
         generate(args.primary, args.stream, args.generate, t0)
