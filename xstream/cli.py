@@ -20,6 +20,7 @@ from pathlib import Path
 from xstream import tools, up
 from xstream.engine import Engine, EngineConfig, StreamError, snapshot
 from xstream.engine.reply import NULL_ARRAY, Reply, ReplyMap, Status
+from xstream.pipeline import cli as pipeline_cli
 from xstream.server.runner import NodeConfig, serve
 from xstream.server.store import FSYNC_POLICIES
 
@@ -167,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     rp.set_defaults(func=run_replica)
     up.add_parser(sub)
     tools.add_parsers(sub)
+    pipeline_cli.add_parser(sub)
     sh = sub.add_parser(
         "shell",
         help="run stream commands against an in-process engine",
