@@ -34,7 +34,7 @@ def free_port() -> int:
 def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The client URL of a fresh single-member etcd."""
     if shutil.which(ETCD) is None:  # scripts/test.sh installs it (scripts/etcd.sh)
-        pytest.fail(f"etcd binary {ETCD} missing: run scripts/etcd.sh (apt-get install etcd-server)")
+        pytest.fail(f"etcd binary {ETCD} missing: run scripts/etcd.sh")
     work: Path = tmp_path_factory.mktemp("etcd")
     client, peer = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
     log = (work / "etcd.log").open("wb")

@@ -34,6 +34,7 @@ def spark() -> Iterator[Any]:
             pytest.fail("java is required under CI=true (scripts/test.sh installs a JRE)")
         pytest.skip("java is not installed")
     from pyspark.sql import SparkSession  # noqa: PLC0415  (pinned in requirements/spark.txt)
+
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     session = (
