@@ -16,6 +16,14 @@ primary: (1 + R) // 2 of R replicas, where R is the number of replicas known (ev
 since start, or --expect-replicas if larger). `all` needs all R. A write whose acks do not
 arrive in time fails with `ACKTIMEOUT ...`: it is applied and logged on the primary (it may
 still reach replicas), but it is never reported as replicated.
+
+Epochs (epochs.py): the primary writes under its epoch. Once it has seen a newer one (a Hello
+from a replica of a newer primary) it is *deposed*: it persists that epoch, refuses writes with
+`READONLY ... deposed primary ...`, fails the writes waiting for acks and serves no replica.
+A write whose client has seen a newer epoch (`xstream-epoch` metadata) is refused with
+`READONLY ... stale primary ...` (the primary is not deposed by a client's word alone).
+`close()` ends this role in-process (the node is being demoted): senders stop, blocked clients
+get `UNBLOCKED`, and writes still waiting for acks fail.
 """
 
 from __future__ import annotations
@@ -28,8 +36,9 @@ from typing import Any
 
 from xstream.engine import Engine, Result, StreamError, snapshot
 from xstream.engine.reply import Reply
-from xstream.server import records
+from xstream.server import epochs, ids, records, wire
 from xstream.server.backlog import Backlog
+from xstream.server.logs import slog
 from xstream.server.metrics import METRICS
 from xstream.server.node import Argv, Node, Signal, now_ms
 from xstream.server.store import Store
@@ -89,8 +98,10 @@ class Primary(Node):
         ids: dict[str, Any],
         name: str,
         options: Options | None = None,
+        epoch_state: epochs.EpochState | None = None,
     ) -> None:
         super().__init__(engine, name)
+        self.epochs = epoch_state or epochs.EpochState().started(backlog.end)
         self.store = store
         self.backlog = backlog
         self.replid: str = ids["replid"]
@@ -105,16 +116,64 @@ class Primary(Node):
         self.getack = False  # a GETACK is due: senders ping with ack_now
         self._ack_waiters: list[tuple[int, int, asyncio.Future[int]]] = []
         self._snapshotting: asyncio.Task[None] | None = None
+        self.closed = False  # demoted: this object no longer serves
 
     @property
     def offset(self) -> int:
         return self.backlog.end
+
+    # ------------------------------------------------------------ epochs and the end of the role
+
+    def check_client_epoch(self, client_epoch: int, argvs: list[Argv] | None = None) -> None:
+        if not epochs.client_ahead(self.epochs, client_epoch):
+            return
+        if argvs is None or any(map(self.engine_is_write, argvs)):
+            raise StreamError(
+                f"You can't write against a stale primary: the client has seen epoch "
+                f"{client_epoch}, this primary's is {self.epochs.epoch}.",
+                "READONLY",
+            )
+
+    def _check_writable(self) -> None:
+        if self.closed or self.epochs.deposed:
+            raise StreamError(
+                f"You can't write against a deposed primary: epoch {self.epochs.epoch} has a "
+                f"newer primary (this one led epoch {self.epochs.leader_epoch}).",
+                "READONLY",
+            )
+
+    def step_down(self, epoch: int, because: str) -> None:
+        """A newer epoch exists: persist it, refuse writes from now on, fail pending acks."""
+        if epoch <= self.epochs.epoch:
+            return
+        self.epochs = self.epochs.seen(epoch)
+        ids.save_epochs(self.store.dir, self.epochs)
+        slog("primary_deposed", level="warning", epoch=epoch, because=because,
+             leader_epoch=self.epochs.leader_epoch, offset=self.offset)  # fmt: skip
+        self._fail_ack_waiters()
+        self.new_data.fire()
+
+    def close(self) -> None:
+        """This primary stops serving (the node becomes a replica)."""
+        self.closed = True
+        self._fail_ack_waiters()
+        why = "force unblock from blocking operation, instance state changed (master -> replica?)"
+        self.unblock_all(StreamError(why, "UNBLOCKED"))
+        self.new_data.fire()
+
+    def _fail_ack_waiters(self) -> None:
+        """Writes waiting for acks return now with the acks they have (so they fail)."""
+        for off, _, fut in self._ack_waiters:
+            if not fut.done():
+                fut.set_result(self.acked(off))
+        self._ack_waiters = []
 
     # ------------------------------------------------------------ writes
 
     async def write(
         self, argv: Argv, concern: pb.WriteConcern | None, settle: bool = True
     ) -> tuple[Reply, int]:
+        self._check_writable()
         self._check_min_replicas()
         result = self.engine.execute(argv, now_ms())
         self.commit(result)
@@ -126,6 +185,7 @@ class Primary(Node):
         return result.reply, offset
 
     def _write_again(self, argv: Argv) -> Result:
+        self._check_writable()
         result = self.engine.execute(argv, now_ms())
         self.commit(result)
         return result
@@ -159,6 +219,7 @@ class Primary(Node):
 
     async def ingest_batch(self, key: bytes, entries: list[list[bytes]]) -> list[bytes]:
         """One `XADD key *` per entry as one record; settle with `settle()` after the stream."""
+        self._check_writable()
         self._check_min_replicas()
         result = self.engine.xadd_many(key, entries, now_ms())
         self.commit(result)
@@ -283,11 +344,29 @@ class Primary(Node):
     def detach(self, link: ReplicaLink) -> None:
         link.connected = False
 
-    def can_continue(self, replid: str, offset: int) -> bool:
-        """PSYNC's rule: the same history (or the previous one, up to where it ended), and the
-        offset still in the backlog."""
-        same = replid == self.replid or (replid == self.replid2 and offset <= self.replid2_end)
-        return bool(replid) and same and self.backlog.holds(offset)
+    def resume_point(self, hello: pb.Hello) -> int | None:
+        """Where a replica continues with a partial resync, or None for a full sync.
+
+        PSYNC2's rule: its replid is this history (up to the offset) or the previous one (up to
+        where it ended). Within that, its log is kept up to where its epoch history stops
+        agreeing with ours (truncation_point); it cuts its log back to there, which it can do
+        down to its snapshot (`log_start`). A replica without a history (older than epochs)
+        is judged by its replid alone. The point must still be in the backlog."""
+        if not hello.replid:
+            return None
+        if hello.replid == self.replid:
+            point = min(hello.offset, self.offset)
+        elif hello.replid == self.replid2:
+            point = min(hello.offset, self.replid2_end)
+        else:
+            return None
+        if hello.history:
+            theirs = wire.history_from(hello.history)
+            mine = self.epochs.history
+            point = min(point, epochs.truncation_point(mine, self.offset, theirs, hello.offset))
+        if point < hello.offset and point < hello.log_start:
+            return None
+        return point if self.backlog.holds(point) else None
 
     def sync_snapshot(self) -> tuple[int, list[bytes]]:
         """The state now, at the current offset, as ~1 MiB snapshot chunks."""
@@ -332,6 +411,12 @@ class Primary(Node):
             "role": "primary",
             "name": self.name,
             "replid": self.replid,
+            "replid2": self.replid2,
+            "replid2_end": self.replid2_end,
+            "epoch": self.epochs.epoch,
+            "leader_epoch": self.epochs.leader_epoch,
+            "deposed": self.epochs.deposed or self.closed,
+            "history": self.epochs.history,
             "offset": self.offset,
             "replicas": reps,
             "keys": len(self.engine.keyspace),

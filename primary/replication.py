@@ -1,26 +1,32 @@
 """The Replication service on the primary: one bidirectional stream per replica.
 
-    replica -> primary   Hello(replid, offset, name, address), then Ack(offset) continuously
+    replica -> primary   Hello(replid, offset, epoch, history, ...), then Ack(offset) continuously
     primary -> replica   Continue | FullSync, SnapshotChunk..., SnapshotEnd; then Records and,
-                         when idle, a Ping every second
+                         when idle, a Ping every second; each carries the primary's epoch
 
-Partial resync when the replica's (replid, offset) is in this primary's history and backlog;
-otherwise a full sync: a snapshot taken at once (consistent at one offset) streamed in ~1 MiB
-chunks, then the records from its offset. Records messages carry runs of the byte stream,
-up to ~1 MiB each, never one message per command. A replica whose position falls out of the
-backlog while it is being served is disconnected (it reconnects and full-syncs).
+Only a primary serves (the service is on every node: a replica can be promoted in place); a
+Hello with a higher epoch than the primary's deposes it, and a deposed primary serves no one
+(FAILED_PRECONDITION). Partial resync when the replica's (replid, offset) is in this primary's
+history and backlog, at the point where its log stops agreeing with ours by epoch (it may cut
+back a divergent tail first: Primary.resume_point); otherwise a full sync: a snapshot taken
+at once (consistent at one offset) streamed in ~1 MiB chunks, then the records from its
+offset. Records messages carry runs of the byte stream, up to ~1 MiB each, never one message
+per command. A replica whose position falls out of the backlog while it is being served is
+disconnected (it reconnects and full-syncs).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import grpc
 
+from xstream.server import epochs, wire
 from xstream.server.logs import slog
 from xstream.server.metrics import METRICS
+from xstream.server.node import Node
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
@@ -31,8 +37,30 @@ PING_EVERY = 1.0
 
 
 class ReplicationService(pb_grpc.ReplicationServicer):
-    def __init__(self, primary: Primary) -> None:
-        self.primary = primary
+    def __init__(self, serving: Callable[[], Node]) -> None:
+        self.serving = serving  # the node served now (it may change role in place)
+
+    async def _primary_for(
+        self, hello: pb.Hello, context: grpc.aio.ServicerContext
+    ) -> Primary | None:
+        """The primary that will serve this Hello, or None once the call is aborted."""
+        p = self.serving()
+        if not isinstance(p, Primary) or p.closed:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "not a primary")
+            return None
+        verdict = epochs.on_hello(p.epochs, hello.epoch)
+        if verdict is epochs.HelloVerdict.STEP_DOWN:
+            p.step_down(hello.epoch, f"replica {hello.name} has seen epoch {hello.epoch}")
+        if verdict is not epochs.HelloVerdict.SERVE:
+            slog("replica_refused", level="warning", replica=hello.name, epoch=hello.epoch,
+                 own_epoch=p.epochs.epoch, leader_epoch=p.epochs.leader_epoch)  # fmt: skip
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"deposed primary: epoch {p.epochs.epoch} is newer than its epoch "
+                f"{p.epochs.leader_epoch}",
+            )
+            return None
+        return p
 
     async def Sync(  # noqa: N802 (gRPC method name)
         self, request_iterator: AsyncIterator[pb.ReplicaMessage], context: grpc.aio.ServicerContext
@@ -41,25 +69,40 @@ class ReplicationService(pb_grpc.ReplicationServicer):
         if first is None or first.WhichOneof("kind") != "hello":
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be hello")
             return
-        p = self.primary
         hello = first.hello
-        link = p.attach(hello)
-        acks = asyncio.create_task(self._read_acks(request_iterator, link))
+        p = await self._primary_for(hello, context)
+        if p is None:
+            return
         try:
-            if p.can_continue(hello.replid, hello.offset):
-                pos = hello.offset
+            point = p.resume_point(hello)
+        except ValueError as e:  # not an epoch history
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            return
+        link = p.attach(hello)
+        acks = asyncio.create_task(self._read_acks(request_iterator, link, p))
+        try:
+            if point is not None:
+                pos = link.ack_offset = point
                 p.partial_syncs += 1
                 METRICS.partial_syncs.inc()
-                slog("partial_resync", replica=link.name, offset=pos, backlog=p.offset - pos)
-                yield pb.PrimaryMessage(resume=pb.Continue(replid=p.replid, offset=pos))
+                slog("partial_resync", replica=link.name, offset=pos, backlog=p.offset - pos,
+                     cut_back=hello.offset - pos)  # fmt: skip
+                yield pb.PrimaryMessage(
+                    resume=pb.Continue(
+                        replid=p.replid,
+                        offset=pos,
+                        epoch=p.epochs.epoch,
+                        history=wire.epoch_entries(p.epochs.history),
+                    )
+                )
             else:
                 link.ack_offset = 0
                 offset, chunks = p.sync_snapshot()
-                async for msg in self._full_sync(link, hello, offset, chunks):
+                async for msg in self._full_sync(p, link, hello, offset, chunks):
                     yield msg
                 pos = offset
             link.state = "online"
-            async for msg in self._records(link, pos):
+            async for msg in self._records(p, link, pos):
                 yield msg
         finally:
             acks.cancel()
@@ -67,9 +110,8 @@ class ReplicationService(pb_grpc.ReplicationServicer):
             slog("replica_detached", replica=link.name, ack_offset=link.ack_offset)
 
     async def _full_sync(
-        self, link: ReplicaLink, hello: pb.Hello, offset: int, chunks: list[bytes]
+        self, p: Primary, link: ReplicaLink, hello: pb.Hello, offset: int, chunks: list[bytes]
     ) -> AsyncIterator[pb.PrimaryMessage]:
-        p = self.primary
         t0 = time.monotonic()
         size = sum(map(len, chunks))
         p.full_syncs += 1
@@ -83,7 +125,15 @@ class ReplicationService(pb_grpc.ReplicationServicer):
             bytes=size,
             chunks=len(chunks),
         )
-        yield pb.PrimaryMessage(full_sync=pb.FullSync(replid=p.replid, offset=offset, size=size))
+        yield pb.PrimaryMessage(
+            full_sync=pb.FullSync(
+                replid=p.replid,
+                offset=offset,
+                size=size,
+                epoch=p.epochs.epoch,
+                history=wire.epoch_entries(p.epochs.history),
+            )
+        )
         sent = 0
         step = max(1, len(chunks) // 10)
         for i, chunk in enumerate(chunks):
@@ -99,10 +149,15 @@ class ReplicationService(pb_grpc.ReplicationServicer):
             seconds=round(time.monotonic() - t0, 3),
         )
 
-    async def _records(self, link: ReplicaLink, pos: int) -> AsyncIterator[pb.PrimaryMessage]:
-        p = self.primary
+    async def _records(
+        self, p: Primary, link: ReplicaLink, pos: int
+    ) -> AsyncIterator[pb.PrimaryMessage]:
         last_sent = time.monotonic()
+        epoch = p.epochs.epoch
         while True:
+            if p.closed or p.epochs.deposed:
+                slog("replica_link_closed", replica=link.name, pos=pos, deposed=p.epochs.deposed)
+                return
             backlog = p.backlog
             if pos < backlog.start:
                 slog("replica_fell_out_of_backlog", level="warning", replica=link.name, pos=pos)
@@ -118,6 +173,7 @@ class ReplicationService(pb_grpc.ReplicationServicer):
                         time_ms=int(committed * 1000),
                         primary_offset=p.offset,
                         ack_now=ack_now,
+                        epoch=epoch,
                     )
                 )
                 pos += len(data)
@@ -130,16 +186,19 @@ class ReplicationService(pb_grpc.ReplicationServicer):
             p.getack = False
             yield pb.PrimaryMessage(
                 ping=pb.Ping(
-                    primary_offset=p.offset, time_ms=int(time.time() * 1000), ack_now=ack_now
+                    primary_offset=p.offset,
+                    time_ms=int(time.time() * 1000),
+                    ack_now=ack_now,
+                    epoch=epoch,
                 )
             )
             last_sent = time.monotonic()
 
     async def _read_acks(
-        self, request_iterator: AsyncIterator[pb.ReplicaMessage], link: ReplicaLink
+        self, request_iterator: AsyncIterator[pb.ReplicaMessage], link: ReplicaLink, p: Primary
     ) -> None:
         async for msg in request_iterator:
             if msg.WhichOneof("kind") == "ack":
                 if link.state == "sync":
                     continue
-                self.primary.on_ack(link, msg.ack.offset, msg.ack.lag_ms)
+                p.on_ack(link, msg.ack.offset, msg.ack.lag_ms)

@@ -2,8 +2,10 @@
 
 The link, one Replication.Sync stream at a time (reconnecting with backoff):
 
-    send Hello(replid, offset)            offset = end of the last whole record applied
-    <- Continue                           partial resync: Records follow from offset
+    send Hello(replid, offset, epoch, history, log_start)
+                                          offset = end of the last whole record applied
+    <- Continue                           partial resync: Records follow from its offset;
+                                          below ours: cut our log back to it first
     <- FullSync, SnapshotChunk..., End    the snapshot replaces the data set at its offset
     <- Records(start, data) ...           bytes appended to the own log, whole records
                                           applied in order, blocked readers woken
@@ -17,6 +19,16 @@ log is cut back to `offset`, so the own log is always a prefix of the primary's 
 start only once a sync is established, so no ack from a previous history is ever counted.
 A record that fails to apply means the replica diverged (a bug): it forgets its replid and
 takes a full sync.
+
+Epochs: Continue and FullSync carry the primary's epoch and history, which the replica adopts
+(persisted before it acts on them); a message from a primary whose epoch is below the
+replica's is refused: the link is dropped (StalePrimary) and retried, logged, until the
+replica is re-pointed. Cutting back (a deposed primary rejoining, or a sibling that received
+more than the promoted replica): the log past the Continue's offset is set aside
+(Store.cut_back) and the engine is rebuilt from the store, snapshot plus log; if the snapshot
+is past that point the replica cannot cut back and takes a full sync instead.
+
+The backlog holds the whole records applied, so a promoted replica serves partial resyncs.
 """
 
 from __future__ import annotations
@@ -31,7 +43,8 @@ import grpc
 
 from xstream.engine import Engine, StreamError, snapshot
 from xstream.engine.reply import Reply
-from xstream.server import ids, records
+from xstream.server import epochs, ids, records, wire
+from xstream.server.backlog import Backlog
 from xstream.server.logs import slog
 from xstream.server.metrics import METRICS
 from xstream.server.node import Argv, Node, Signal
@@ -47,6 +60,10 @@ class Diverged(Exception):  # noqa: N818
     """The stream does not fit this replica's state: resync from scratch."""
 
 
+class StalePrimary(Exception):  # noqa: N818
+    """The primary's epoch is below ours: it was deposed; do not follow it."""
+
+
 class Replica(Node):
     role = "replica"
 
@@ -59,9 +76,12 @@ class Replica(Node):
         address: str,
         primary_address: str,
         snapshot_bytes: int = 64 << 20,
+        backlog: Backlog | None = None,
     ) -> None:
         super().__init__(engine, name)
         self.store = store
+        self.backlog = backlog or Backlog(64 << 20, offset)  # ends at `offset`, whole records
+        self.epochs = ids.load_epochs(store.dir)
         self.address = address
         self.primary_address = primary_address
         self.replid: str = ids.load(store.dir).get("replid", "")
@@ -79,6 +99,7 @@ class Replica(Node):
         self._acking = False
         self._last_ack = 0.0
         self._snapshotting: asyncio.Task[Any] | None = None
+        self.linked = False  # run_link is following the primary
 
     @property
     def offset(self) -> int:
@@ -108,8 +129,11 @@ class Replica(Node):
     # ------------------------------------------------------------ the link
 
     async def run_link(self) -> None:
+        """Follow the primary until `stop_link()` (grpc.aio may turn a task's cancellation
+        into a CANCELLED error, so the loop does not rely on CancelledError alone)."""
         backoff = 0.05
-        while True:
+        self.linked = True
+        while self.linked:
             try:
                 await self._sync_once()
                 backoff = 0.05
@@ -117,13 +141,26 @@ class Replica(Node):
                 slog("replica_diverged", level="error", error=str(e))
                 self.replid = ""
                 ids.forget(self.store.dir)
+            except StalePrimary as e:
+                slog("stale_primary", level="warning", primary=self.primary_address, error=str(e))
+                backoff = 1.0
+            except ValueError as e:  # a malformed epoch history from the primary
+                slog("bad_primary_message", level="error", error=str(e))
+                backoff = 1.0
             except grpc.aio.AioRpcError as e:
                 if self.link != "down":
                     slog("link_down", level="warning", code=str(e.code()), details=e.details())
                 backoff = min(backoff * 2, 1.0)
             self.link = "down"
             self._acking = False
-            await asyncio.sleep(backoff)
+            if self.linked:
+                await asyncio.sleep(backoff)
+
+    def stop_link(self) -> None:
+        """No more messages are applied; run_link returns at its next step."""
+        self.linked = False
+        self.link = "down"
+        self._acking = False
 
     async def _sync_once(self) -> None:
         if self.received != self._offset:  # a partial record from the last link
@@ -142,16 +179,22 @@ class Replica(Node):
             chunks: list[bytes] = []
             full: pb.FullSync | None = None
             async for msg in call:
+                if not self.linked:
+                    call.cancel()
+                    return
                 kind = msg.WhichOneof("kind")
                 if kind == "records":
+                    self._check_epoch(msg.records.epoch)
                     self._on_records(msg.records)
                 elif kind == "ping":
+                    self._check_epoch(msg.ping.epoch)
                     self.primary_offset = max(self.primary_offset, msg.ping.primary_offset)
                     if msg.ping.ack_now:
                         self._ack_now.fire()
                 elif kind == "resume":
-                    self._on_continue(msg.resume)
+                    await self._on_continue(msg.resume)
                 elif kind == "full_sync":
+                    self._check_epoch(msg.full_sync.epoch)
                     full, chunks = msg.full_sync, []
                     self.link = "sync"
                     slog("full_sync_start", offset=full.offset, bytes=full.size)
@@ -168,7 +211,13 @@ class Replica(Node):
     async def _outgoing(self) -> AsyncIterator[pb.ReplicaMessage]:
         yield pb.ReplicaMessage(
             hello=pb.Hello(
-                replid=self.replid, offset=self._offset, name=self.name, address=self.address
+                replid=self.replid,
+                offset=self._offset,
+                name=self.name,
+                address=self.address,
+                epoch=self.epochs.epoch,
+                history=wire.epoch_entries(self.epochs.history),
+                log_start=self.store.snapshot_offset,
             )
         )
         acked = -1
@@ -187,9 +236,23 @@ class Replica(Node):
     def _ack_due(self) -> bool:
         return time.monotonic() - self._last_ack >= 1.0
 
-    def _on_continue(self, c: pb.Continue) -> None:
-        if c.offset != self._offset:
+    def _check_epoch(self, epoch: int) -> None:
+        if not epochs.accepts_primary(self.epochs.epoch, epoch):
+            raise StalePrimary(f"the primary's epoch {epoch} is below ours, {self.epochs.epoch}")
+
+    def _adopt(self, epoch: int, history: epochs.History) -> None:
+        state = self.epochs.adopted(epoch, history)
+        if state != self.epochs:
+            ids.save_epochs(self.store.dir, state)
+            self.epochs = state
+
+    async def _on_continue(self, c: pb.Continue) -> None:
+        self._check_epoch(c.epoch)
+        if c.offset > self._offset:
             raise Diverged(f"primary continues at {c.offset}, replica is at {self._offset}")
+        if c.offset < self._offset:
+            await self._cut_back(c.offset)
+        self._adopt(c.epoch, wire.history_from(c.history))
         if c.replid != self.replid:
             self.replid = c.replid
             ids.save(self.store.dir, {"replid": c.replid})
@@ -199,12 +262,37 @@ class Replica(Node):
         self._ack_now.fire()
         slog("partial_sync", replid=c.replid, offset=c.offset)
 
+    async def _cut_back(self, offset: int) -> None:
+        """Drop our log past `offset` (the primary never had it) and rebuild the state."""
+        if self._snapshotting is not None and not self._snapshotting.done():
+            await asyncio.wait([self._snapshotting])
+        if offset < self.store.snapshot_offset:
+            raise Diverged(
+                f"cannot cut back to {offset}: the snapshot is at {self.store.snapshot_offset}"
+            )
+        t0, was = time.monotonic(), self._offset
+        self.store.cut_back(offset)
+        fresh = Engine(self.engine.config)
+        rec = self.store.recover(fresh, fresh.apply)
+        self.engine.keyspace = fresh.keyspace
+        self.engine.foreign_layout = fresh.foreign_layout
+        self._offset = self.received = self.primary_offset = rec.offset
+        self.pending = b""
+        self.backlog = Backlog.holding(self.backlog.capacity, rec.offset, b"".join(rec.tail))
+        self.wake_all()
+        slog("replica_cut_back", level="warning", offset=rec.offset, cut_bytes=was - rec.offset,
+             load_seconds=round(time.monotonic() - t0, 3))  # fmt: skip
+        if rec.offset != offset:
+            raise Diverged(f"cut back to {offset} but the log recovered to {rec.offset}")
+
     def _on_snapshot(self, full: pb.FullSync, data: bytes) -> None:
         t0 = time.monotonic()
         fresh = Engine(self.engine.config)
         snapshot.restore(fresh, data)
         ids.forget(self.store.dir)
         self.store.reset(full.offset, data, {"replid": full.replid})
+        self._adopt(full.epoch, wire.history_from(full.history))
+        self.backlog = Backlog(self.backlog.capacity, full.offset)
         self.replid = full.replid
         ids.save(self.store.dir, {"replid": full.replid})
         self.engine.keyspace = fresh.keyspace
@@ -242,6 +330,8 @@ class Replica(Node):
         except (records.CorruptRecordError, StreamError) as e:
             raise Diverged(f"record at {self._offset + pos} does not apply: {e}") from e
         finally:
+            if pos:
+                self.backlog.append(data if pos == len(data) and not self.pending else buf[:pos])
             self._offset += pos
             self.pending = buf[pos:]
         self.primary_offset = max(self.primary_offset, r.primary_offset, self._offset)
@@ -285,6 +375,9 @@ class Replica(Node):
             "role": "replica",
             "name": self.name,
             "replid": self.replid,
+            "epoch": self.epochs.epoch,
+            "leader_epoch": self.epochs.leader_epoch,
+            "history": self.epochs.history,
             "offset": self._offset,
             "primary": self.primary_address,
             "link": self.link,

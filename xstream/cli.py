@@ -4,6 +4,8 @@ xstream primary --port P --data-dir D        a primary
 xstream replica --port P --data-dir D --primary HOST:PORT
 xstream up                                   a primary on 7700, replicas on 7701, 7702
 xstream info --node HOST:PORT                role, offsets, lag
+xstream promote --node HOST:PORT [--epoch N] make a replica the primary of a new epoch
+xstream replicaof --node N --primary P [--epoch N]   re-point a replica (or demote a primary)
 xstream cli --node HOST:PORT [WORDS ...]     one command (or lines from stdin)
 xstream shell [WORDS ...]                    an in-process engine, no server
 """
@@ -17,12 +19,16 @@ import sys
 import time
 from pathlib import Path
 
+import grpc
+
 from xstream import tools, up
 from xstream.engine import Engine, EngineConfig, StreamError, snapshot
 from xstream.engine.reply import NULL_ARRAY, Reply, ReplyMap, Status
 from xstream.pipeline import cli as pipeline_cli
 from xstream.server.runner import NodeConfig, serve
 from xstream.server.store import FSYNC_POLICIES
+from xstream.v1 import xstream_pb2 as pb
+from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
 
 def format_reply(reply: Reply, indent: int = 0) -> str:
@@ -122,6 +128,60 @@ def run_replica(args: argparse.Namespace) -> int:
     return 0
 
 
+def _admin(node: str, call: str, request: object) -> object | None:
+    with grpc.insecure_channel(node) as channel:
+        try:
+            return getattr(pb_grpc.AdminStub(channel), call)(request, timeout=30)
+        except grpc.RpcError as e:
+            print(f"error: {node}: {e.code().name}: {e.details()}", file=sys.stderr)
+            return None
+
+
+def promote(args: argparse.Namespace) -> int:
+    reply = _admin(args.node, "Promote", pb.PromoteRequest(epoch=args.epoch))
+    if not isinstance(reply, pb.PromoteReply):
+        return 1
+    print(f"primary: {args.node}\nepoch: {reply.epoch}\nreplid: {reply.replid}")
+    print(f"offset: {reply.offset}")
+    return 0
+
+
+def replicaof(args: argparse.Namespace) -> int:
+    request = pb.ReplicaOfRequest(primary=args.primary, epoch=args.epoch)
+    reply = _admin(args.node, "ReplicaOf", request)
+    if not isinstance(reply, pb.ReplicaOfReply):
+        return 1
+    print(f"role: {reply.role}\nprimary: {args.primary}\noffset: {reply.offset}")
+    print(f"epoch: {reply.epoch}")
+    return 0
+
+
+def _role_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    pr = sub.add_parser(
+        "promote",
+        help="make a node the primary of a new epoch",
+        description="Promote a replica (or a deposed primary) to primary of a new epoch; its "
+        "siblings are then re-pointed with `xstream replicaof` and continue partially.",
+    )
+    pr.add_argument("--node", required=True, help="HOST:PORT of the node to promote")
+    pr.add_argument(
+        "--epoch", type=int, default=0, help="the new epoch (default: highest seen + 1)"
+    )
+    pr.set_defaults(func=promote)
+    ro = sub.add_parser(
+        "replicaof",
+        help="make a node a replica of a primary",
+        description="Re-point a replica at another primary, or demote a primary to a replica "
+        "(it cuts back any log tail the new primary does not have).",
+    )
+    ro.add_argument("--node", required=True, help="HOST:PORT of the node to re-point")
+    ro.add_argument("--primary", required=True, help="HOST:PORT of the primary to follow")
+    ro.add_argument(
+        "--epoch", type=int, default=0, help="that primary's epoch, if known (refuse older ones)"
+    )
+    ro.set_defaults(func=replicaof)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="xstream",
@@ -165,7 +225,14 @@ def main(argv: list[str] | None = None) -> int:
     rp = sub.add_parser("replica", help="run a replica", description="Run a replica node.")
     _node_args(rp, 7701)
     rp.add_argument("--primary", required=True, help="the primary's HOST:PORT")
+    rp.add_argument(
+        "--backlog-bytes",
+        type=int,
+        default=64 << 20,
+        help="records kept for its replicas' partial resyncs once promoted (default 64 MiB)",
+    )
     rp.set_defaults(func=run_replica)
+    _role_parsers(sub)
     up.add_parser(sub)
     tools.add_parsers(sub)
     pipeline_cli.add_parser(sub)

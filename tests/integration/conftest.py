@@ -2,7 +2,8 @@
 
 `cluster` hands out a Cluster: start a primary and replicas as child processes (each with
 its own data directory and JSON log file), kill them (-9), stop them (SIGTERM), restart
-them on the same port and directory, read their Admin info and digests, and wait for
+them on the same port and directory (possibly in another role), promote them and re-point
+them (Admin.Promote, Admin.ReplicaOf), read their Admin info and digests, and wait for
 replication to settle. Every wait is a bounded poll with a clear failure message; when a
 test fails, every node's log is printed.
 """
@@ -144,6 +145,22 @@ class Node:
     def execute(self, *words: str | bytes) -> Any:
         argv = [w if isinstance(w, bytes) else str(w).encode() for w in words]
         return self.streams().Execute(pb.Command(argv=argv), timeout=10)
+
+    def promote(self, epoch: int = 0) -> pb.PromoteReply:
+        return pb_grpc.AdminStub(self.channel).Promote(pb.PromoteRequest(epoch=epoch), timeout=30)
+
+    def replicaof(self, primary: Node, epoch: int = 0) -> pb.ReplicaOfReply:
+        request = pb.ReplicaOfRequest(primary=primary.address, epoch=epoch)
+        return pb_grpc.AdminStub(self.channel).ReplicaOf(request, timeout=30)
+
+    def restart_as_replica(self, primary: Node) -> Node:
+        """Start this (stopped) node on its data directory as a replica of `primary`."""
+        args = list(self.args)
+        if "--primary" in args:
+            i = args.index("--primary")
+            del args[i : i + 2]
+        self.role, self.args = "replica", ["--primary", primary.address, *args]
+        return self.start()
 
     def events(self, name: str) -> list[dict[str, Any]]:
         out = []

@@ -5,6 +5,9 @@ head index (compacted now and then) so that a lookup is a bisect.
 `read(pos)` serves partial resyncs and the per-replica senders; a position before `start` has
 been dropped and needs a full resync. Chunks are only dropped whole, from the left, once the
 rest still holds `capacity` bytes.
+
+Primaries and replicas both keep one (a replica appends each run of whole records it
+applies), so a promoted replica serves its siblings' partial resyncs from what it received.
 """
 
 from __future__ import annotations
@@ -21,6 +24,15 @@ class Backlog:
         self._starts: list[int] = []
         self._head = 0  # chunks before it are dropped
         self._size = 0
+
+    @classmethod
+    def holding(cls, capacity: int, end: int, tail: bytes) -> Backlog:
+        """A backlog ending at `end` that holds the last `capacity` bytes of `tail` (the log
+        bytes recovered before `end`, whole records)."""
+        kept = tail[-capacity:] if capacity else b""
+        backlog = cls(capacity, end - len(kept))
+        backlog.append(kept)
+        return backlog
 
     def append(self, data: bytes) -> None:
         if not data:

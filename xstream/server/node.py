@@ -26,6 +26,7 @@ from xstream.engine.context import BlockSpec
 from xstream.engine.reply import Reply, Status
 from xstream.v1 import xstream_pb2 as pb
 
+from .epochs import EpochState
 from .metrics import METRICS
 
 Argv = list[bytes]
@@ -71,7 +72,18 @@ class Node(ABC):
         self.engine = engine
         self.name = name
         self.health: Any = None  # the health servicer, once serving
+        self.epochs = EpochState()  # this node's epoch, the epoch it led, its epoch history
         self._waiters: dict[bytes, set[asyncio.Future[None]]] = {}
+
+    @property
+    def epoch(self) -> int:
+        return self.epochs.epoch
+
+    def check_client_epoch(self, client_epoch: int, argvs: list[Argv] | None = None) -> None:
+        """Refuse `argvs` (None: a write) if a client that has seen `client_epoch` must not run
+        them here (a primary refuses writes when the client knows a newer epoch): StreamError.
+        A replica refuses no read for it: its reads may lag anyway."""
+        return
 
     # ------------------------------------------------------------ dispatch
 
@@ -180,6 +192,18 @@ class Node(ABC):
 
     def wake_all(self) -> None:
         self.wake(list(self._waiters))
+
+    def unblock_all(self, error: StreamError) -> None:
+        """Fail every blocked client with `error` (the node is changing role)."""
+        waiters, self._waiters = self._waiters, {}
+        for fut in {f for fs in waiters.values() for f in fs}:
+            if not fut.done():
+                fut.set_exception(error)
+
+    def hand_over_blocked(self, to: Node) -> None:
+        """Blocked reads keep waiting on `to` (same engine; the node was promoted). The two
+        share the table: a read parked through this node re-parks through it."""
+        to._waiters = self._waiters
 
     @property
     def blocked_clients(self) -> int:

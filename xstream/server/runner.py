@@ -1,8 +1,11 @@
 """Running a node as a process: configuration, start-up (recovery first), and shutdown.
 
-start_primary(cfg) / start_replica(cfg) -> Running(node, server, port, tasks)
+start_primary(cfg) / start_replica(cfg) -> Running(host, server, port, tasks)
 serve(cfg) runs one until SIGINT/SIGTERM, then stops gracefully: the server stops taking
 calls (1 s grace), background tasks end, the log is flushed and fsynced.
+
+Every node serves Streams, Admin and Replication: the node's role can change in place
+(roles.Host: promote, replicaof), and Replication answers UNAVAILABLE while it is a replica.
 """
 
 from __future__ import annotations
@@ -11,57 +14,41 @@ import asyncio
 import contextlib
 import signal
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import grpc
 
 from xstream.engine import Engine, EngineConfig
-from xstream.primary.primary import Options, Primary
 from xstream.primary.replication import ReplicationService
-from xstream.replica.replica import Replica
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
-from . import ids, logs, metrics
-from .backlog import Backlog
+from . import logs, metrics
+from .config import NodeConfig
 from .logs import slog
 from .node import Node
+from .roles import Host, primary_from, replica_from
 from .service import create_server
 from .store import Store
 
-
-@dataclass
-class NodeConfig:
-    role: str  # "primary" or "replica"
-    port: int = 7700
-    host: str = "127.0.0.1"
-    data_dir: Path = Path("data")
-    primary: str = ""  # replica: the primary's host:port
-    name: str = ""  # default: host:port
-    fsync: str = "everysec"
-    backlog_bytes: int = 64 << 20
-    snapshot_bytes: int = 64 << 20
-    acks_timeout_ms: int = 5000
-    expect_replicas: int = 0
-    min_replicas_to_write: int = 0
-    min_replicas_max_lag: float = 10.0
-    metrics_port: int = 0  # 0 = no metrics endpoint
-    node_max_bytes: int = 4096
-    node_max_entries: int = 100
-    log_level: str = "info"
+__all__ = ["NodeConfig", "Running", "serve", "start_primary", "start_replica"]
 
 
 @dataclass
 class Running:
-    node: Node
+    host: Host
     server: grpc.aio.Server
     port: int
     store: Store
     tasks: list[asyncio.Task[Any]] = field(default_factory=list)
 
+    @property
+    def node(self) -> Node:
+        return self.host.node
+
     async def stop(self, grace: float = 1.0) -> None:
         await self.server.stop(grace)
+        await self.host.stop()
         for t in self.tasks:
             t.cancel()
         for t in self.tasks:
@@ -75,32 +62,10 @@ def _engine(cfg: NodeConfig) -> Engine:
     return Engine(EngineConfig(cfg.node_max_bytes, cfg.node_max_entries))
 
 
-async def start_primary(cfg: NodeConfig) -> Running:
-    store = Store(cfg.data_dir, cfg.fsync)
-    engine = _engine(cfg)
-    rec = store.recover(engine, engine.apply)
-    old = ids.load(cfg.data_dir)
-    ident = {
-        "replid": ids.new_replid(),
-        "replid2": old.get("replid", ""),
-        "replid2_end": rec.offset,
-    }
-    ids.save(cfg.data_dir, {"replid": ident["replid"]})
-    tail = b"".join(rec.tail)[-cfg.backlog_bytes :]
-    backlog = Backlog(cfg.backlog_bytes, rec.offset - len(tail))
-    backlog.append(tail)
-    options = Options(
-        acks_timeout_ms=cfg.acks_timeout_ms,
-        expect_replicas=cfg.expect_replicas,
-        min_replicas_to_write=cfg.min_replicas_to_write,
-        min_replicas_max_lag=cfg.min_replicas_max_lag,
-        snapshot_bytes=cfg.snapshot_bytes,
-    )
-    name = cfg.name or f"{cfg.host}:{cfg.port}"
-    primary = Primary(engine, store, backlog, ident, name, options)
-    replication = ReplicationService(primary)
+async def _serve_host(cfg: NodeConfig, host: Host, store: Store) -> Running:
+    replication = ReplicationService(lambda: host.node)
     server, port = create_server(
-        primary,
+        host,
         f"{cfg.host}:{cfg.port}",
         [
             (
@@ -109,16 +74,27 @@ async def start_primary(cfg: NodeConfig) -> Running:
             )
         ],
     )
+    host.address = f"{cfg.host}:{port}"
     await server.start()
-    running = Running(primary, server, port, store)
+    running = Running(host, server, port, store)
     running.tasks.append(asyncio.create_task(store.run_everysec()))
+    return running
+
+
+async def start_primary(cfg: NodeConfig) -> Running:
+    store = Store(cfg.data_dir, cfg.fsync)
+    engine = _engine(cfg)
+    rec = store.recover(engine, engine.apply)
+    primary = primary_from(cfg, engine, store, rec)
+    running = await _serve_host(cfg, Host(cfg, primary), store)
     slog(
         "primary_ready",
-        port=port,
+        port=running.port,
         replid=primary.replid,
         offset=primary.offset,
         keys=len(engine.keyspace),
         fsync=cfg.fsync,
+        epoch=primary.epochs.epoch,
     )
     return running
 
@@ -127,19 +103,21 @@ async def start_replica(cfg: NodeConfig) -> Running:
     store = Store(cfg.data_dir, cfg.fsync)
     engine = _engine(cfg)
     rec = store.recover(engine, engine.apply)
-    name = cfg.name or f"{cfg.host}:{cfg.port}"
-    replica = Replica(
-        engine, store, rec.offset, name, "", cfg.primary, snapshot_bytes=cfg.snapshot_bytes
-    )
-    server, port = create_server(replica, f"{cfg.host}:{cfg.port}")
-    replica.address = f"{cfg.host}:{port}"
+    replica = replica_from(cfg, engine, store, rec)
+    host = Host(cfg, replica)
+    running = await _serve_host(cfg, host, store)
+    replica.address = host.address
     if not cfg.name:
         replica.name = replica.address
-    await server.start()
-    running = Running(replica, server, port, store)
-    running.tasks.append(asyncio.create_task(replica.run_link()))
-    running.tasks.append(asyncio.create_task(store.run_everysec()))
-    slog("replica_ready", port=port, primary=cfg.primary, offset=rec.offset, replid=replica.replid)
+    host.start_link()
+    slog(
+        "replica_ready",
+        port=running.port,
+        primary=cfg.primary,
+        offset=rec.offset,
+        replid=replica.replid,
+        epoch=replica.epochs.epoch,
+    )
     return running
 
 

@@ -5,13 +5,19 @@ whose details are Redis's error line, with trailing metadata `xstream-error: 1` 
 tell a command's error from a transport failure (and, on a replica, `xstream-primary`).
 `create_server` builds a server with health checking and reflection (grpcurl works) and
 returns it with its bound port (port 0 picks a free one).
+
+The servicers reach the node through a `Served` (roles.Host): the node changes role in place
+(promotion, demotion), and every call uses the node of the moment. Epochs at the edge: every
+Streams reply (and error) carries the node's epoch in trailing metadata `xstream-epoch`; a
+request may carry the highest epoch its client has seen in the same key, and a primary
+refuses writes from a client that has seen a newer epoch than its own (it is stale).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from itertools import accumulate, pairwise
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -30,16 +36,37 @@ MAX_MESSAGE = 256 << 20
 # Request metadata: the client's last write offset (for WAIT); trailing metadata of an error:
 # the node's offset (a write that failed its acks is still applied: WAIT must cover it).
 OFFSET_KEY = "xstream-offset"
+# Request metadata: the highest epoch the client has seen; trailing metadata: the node's epoch.
+EPOCH_KEY = "xstream-epoch"
 
 
-def _client_offset(context: grpc.aio.ServicerContext) -> int:
+class Served(Protocol):
+    """What a server serves: the node of the moment, and the changes of its role."""
+
+    @property
+    def node(self) -> Node: ...
+
+    async def promote(self, epoch: int) -> Node: ...
+
+    async def replicaof(self, primary: str, epoch: int = 0) -> Node: ...
+
+
+def _metadata_int(context: grpc.aio.ServicerContext, key: str) -> int:
     for k, v in context.invocation_metadata() or ():
-        if k == OFFSET_KEY:
+        if k == key:
             try:
                 return int(v)
             except ValueError:
                 return 0
     return 0
+
+
+def _client_offset(context: grpc.aio.ServicerContext) -> int:
+    return _metadata_int(context, OFFSET_KEY)
+
+
+def _epoch_meta(node: Node) -> tuple[str, str]:
+    return (EPOCH_KEY, str(node.epoch))
 
 
 def _concern(msg: Any) -> pb.WriteConcern | None:
@@ -48,7 +75,7 @@ def _concern(msg: Any) -> pb.WriteConcern | None:
 
 async def abort(node: Node, context: grpc.aio.ServicerContext, e: StreamError) -> None:
     METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
-    meta: list[tuple[str, str]] = [wire.ERROR_MARK, (OFFSET_KEY, str(node.offset))]
+    meta = [wire.ERROR_MARK, (OFFSET_KEY, str(node.offset)), _epoch_meta(node)]
     primary = getattr(node, "primary_address", "")
     if primary:
         meta.append(("xstream-primary", primary))
@@ -57,17 +84,25 @@ async def abort(node: Node, context: grpc.aio.ServicerContext, e: StreamError) -
 
 
 class StreamsService(pb_grpc.StreamsServicer):
-    def __init__(self, node: Node) -> None:
-        self.node = node
+    def __init__(self, served: Served) -> None:
+        self.served = served
+
+    @property
+    def node(self) -> Node:
+        return self.served.node
 
     async def _run(
         self, argv: Argv, context: grpc.aio.ServicerContext, concern: pb.WriteConcern | None = None
     ) -> tuple[Reply, int]:
+        node = self.node
         try:
-            return await self.node.execute(argv, concern, _client_offset(context))
+            node.check_client_epoch(_metadata_int(context, EPOCH_KEY), [argv])
+            out = await node.execute(argv, concern, _client_offset(context))
         except StreamError as e:
-            await abort(self.node, context, e)
+            await abort(node, context, e)
             raise  # unreachable: abort raises
+        context.set_trailing_metadata((_epoch_meta(node),))
+        return out
 
     async def Execute(self, request: pb.Command, context: Any) -> pb.Reply:  # noqa: N802
         reply, offset = await self._run(list(request.argv), context, _concern(request))
@@ -75,13 +110,14 @@ class StreamsService(pb_grpc.StreamsServicer):
 
     async def Pipeline(self, request: pb.PipelineRequest, context: Any) -> pb.PipelineReply:  # noqa: N802
         argvs = [list(c.argv) for c in request.commands]
+        node = self.node
         try:
-            results, offset = await self.node.pipeline(
-                argvs, _concern(request), _client_offset(context)
-            )
-        except StreamError as e:  # the pipeline's own acks
-            await abort(self.node, context, e)
+            node.check_client_epoch(_metadata_int(context, EPOCH_KEY), argvs)
+            results, offset = await node.pipeline(argvs, _concern(request), _client_offset(context))
+        except StreamError as e:  # the pipeline's own acks (or a stale primary)
+            await abort(node, context, e)
             raise
+        context.set_trailing_metadata((_epoch_meta(node),))
         replies = [
             pb.Reply(error=r.line)
             if isinstance(r, StreamError)
@@ -96,10 +132,12 @@ class StreamsService(pb_grpc.StreamsServicer):
         out = pb.IngestReply()
         concern: pb.WriteConcern | None = None
         node = self.node
+        client_epoch = _metadata_int(context, EPOCH_KEY)
         async for batch in request_iterator:
             if out.batches == 0:
                 concern = _concern(batch)
             try:
+                node.check_client_epoch(client_epoch)
                 ids = await node.ingest_batch(batch.key, split_entries(batch))
             except StreamError as e:
                 METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
@@ -115,6 +153,7 @@ class StreamsService(pb_grpc.StreamsServicer):
         except StreamError as e:
             out.error = out.error or e.line
         out.offset = node.offset
+        context.set_trailing_metadata((_epoch_meta(node),))
         return out
 
     async def XAdd(self, request: pb.XAddRequest, context: Any) -> pb.XAddReply:  # noqa: N802
@@ -188,7 +227,9 @@ def split_entries(batch: pb.IngestBatch) -> list[list[bytes]]:
 def info_reply(info: dict[str, Any]) -> pb.InfoReply:
     out = pb.InfoReply()
     for k, v in info.items():
-        if k == "replicas":
+        if k == "history":
+            out.history.extend(wire.epoch_entries(v))
+        elif k == "replicas":
             for r in v:
                 out.replicas.add(
                     name=r["name"],
@@ -204,8 +245,12 @@ def info_reply(info: dict[str, Any]) -> pb.InfoReply:
 
 
 class AdminService(pb_grpc.AdminServicer):
-    def __init__(self, node: Node) -> None:
-        self.node = node
+    def __init__(self, served: Served) -> None:
+        self.served = served
+
+    @property
+    def node(self) -> Node:
+        return self.served.node
 
     async def Info(self, request: pb.InfoRequest, context: Any) -> pb.InfoReply:  # noqa: N802
         return info_reply(self.node.info())
@@ -230,14 +275,34 @@ class AdminService(pb_grpc.AdminServicer):
     async def Digest(self, request: pb.DigestRequest, context: Any) -> pb.DigestReply:  # noqa: N802
         return pb.DigestReply(digest=self.node.engine.digest().hex(), offset=self.node.offset)
 
+    async def Promote(self, request: pb.PromoteRequest, context: Any) -> pb.PromoteReply:  # noqa: N802
+        try:
+            node = await self.served.promote(request.epoch)
+        except ValueError as e:  # not a transition this node can make now
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(e))
+            raise
+        info = node.info()
+        return pb.PromoteReply(epoch=node.epoch, replid=info["replid"], offset=node.offset)
+
+    async def ReplicaOf(  # noqa: N802
+        self, request: pb.ReplicaOfRequest, context: Any
+    ) -> pb.ReplicaOfReply:
+        try:
+            node = await self.served.replicaof(request.primary, request.epoch)
+        except ValueError as e:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(e))
+            raise
+        return pb.ReplicaOfReply(role=node.info()["role"], offset=node.offset, epoch=node.epoch)
+
 
 Registrar = Callable[[grpc.aio.Server], None]
 
 
 def create_server(
-    node: Node, address: str, extra: Sequence[tuple[Registrar, str]] = ()
+    served: Served, address: str, extra: Sequence[tuple[Registrar, str]] = ()
 ) -> tuple[grpc.aio.Server, int]:
-    """A gRPC server for `node` on `address` (host:port; port 0 = any free port)."""
+    """A gRPC server for `served` on `address` (host:port; port 0 = any free port); it sets
+    the node's `health` servicer."""
     server = grpc.aio.server(
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE),
@@ -245,8 +310,8 @@ def create_server(
             ("grpc.so_reuseport", 0),
         ]
     )
-    pb_grpc.add_StreamsServicer_to_server(StreamsService(node), server)
-    pb_grpc.add_AdminServicer_to_server(AdminService(node), server)
+    pb_grpc.add_StreamsServicer_to_server(StreamsService(served), server)
+    pb_grpc.add_AdminServicer_to_server(AdminService(served), server)
     names = [
         pb.DESCRIPTOR.services_by_name["Streams"].full_name,
         pb.DESCRIPTOR.services_by_name["Admin"].full_name,
@@ -262,5 +327,5 @@ def create_server(
     port = server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"cannot bind {address}")
-    node.health = checker
+    served.node.health = checker
     return server, port

@@ -4,6 +4,8 @@
       snapshot-<offset>.xsnap   META magic | u32 meta length | meta JSON | engine snapshot
       aof-<base>.xlog           log records (records.py) from replication offset <base> on
       aof-<base>.xlog.cut-<n>   bytes cut from a torn or corrupt tail at position n (kept)
+      aof-<base>.xlog.diverged-<n>  bytes cut back from position n after a failover: a
+                                deposed primary's writes that the new primary never had
 
 Invariants: the newest snapshot at offset S plus the segments with base >= S, replayed in
 base order, rebuild the state at the log's end; each segment's base is the previous one's end.
@@ -316,6 +318,36 @@ class Store:
         self.written = offset
         self.segment_bytes = offset - self.base
         self.synced = min(self.synced, offset)
+
+    def cut_back(self, offset: int) -> None:
+        """Drop the log past `offset`, in whichever segment it lies (a deposed primary's tail
+        that the new primary never had). Cut bytes are kept aside as
+        `<segment>.diverged-<position>`; snapshots past `offset` are deleted. The state must
+        then be rebuilt with `recover` (it reopens the segment that now ends at `offset`)."""
+        self.flush()
+        if offset < self.snapshot_offset:
+            raise ValueError(
+                f"cannot cut back to {offset}: the snapshot is at {self.snapshot_offset}"
+            )
+        for snap in self.snapshots():
+            if _offset_of(snap) > offset:
+                snap.unlink()
+        for seg in reversed(self.segments()):
+            base = _offset_of(seg)
+            if base > offset:
+                seg.rename(seg.with_name(f"{seg.name}.diverged-0"))
+                continue
+            data = seg.read_bytes()
+            if offset - base < len(data):
+                seg.with_name(f"{seg.name}.diverged-{offset - base}").write_bytes(
+                    data[offset - base :]
+                )
+                with seg.open("r+b") as f:
+                    f.truncate(offset - base)
+                    os.fsync(f.fileno())
+            break
+        slog("log_cut_back", level="warning", offset=offset, was=self.written)
+        self.written = self.synced = offset
 
     def close(self) -> None:
         if self._fd >= 0:

@@ -4,16 +4,21 @@
 * `*_argv`: each typed request -> the argv Redis would receive, so typed calls go through
   the one argv dispatch (a typed call cannot mean something its argv does not);
 * `entries` / `streams`: the entry-list replies of XRANGE and XREAD as typed messages;
-* `status_code`: a Redis error line -> a gRPC status code (the details carry the line).
+* `status_code`: a Redis error line -> a gRPC status code (the details carry the line);
+* `epoch_entries` / `history_from`: an epoch history <-> repeated EpochEntry.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 import grpc
 
 from xstream.engine import NULL_ARRAY, ReplyMap, Status
 from xstream.engine.reply import PairMap, Reply
 from xstream.v1 import xstream_pb2 as pb
+
+from .epochs import History, history_of
 
 Argv = list[bytes]
 
@@ -291,3 +296,15 @@ def streams(reply: Reply) -> list[pb.StreamEntries]:
     if not isinstance(reply, list):
         return []
     return [pb.StreamEntries(key=k, entries=entries(v)) for k, v in reply]  # type: ignore[misc]
+
+
+# ---------------------------------------------------------------- epoch histories
+
+
+def epoch_entries(history: History) -> list[pb.EpochEntry]:
+    return [pb.EpochEntry(epoch=e.epoch, start=e.start) for e in history]
+
+
+def history_from(entries: Iterable[pb.EpochEntry]) -> History:
+    """A received history (validated: ValueError if it is not one)."""
+    return history_of((e.epoch, e.start) for e in entries)

@@ -446,6 +446,14 @@ class XSetIdRequest(_message.Message):
     concern: WriteConcern
     def __init__(self, key: _Optional[bytes] = ..., last_id: _Optional[str] = ..., entries_added: _Optional[int] = ..., max_deleted_id: _Optional[str] = ..., concern: _Optional[_Union[WriteConcern, _Mapping]] = ...) -> None: ...
 
+class EpochEntry(_message.Message):
+    __slots__ = ("epoch", "start")
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
+    START_FIELD_NUMBER: _ClassVar[int]
+    epoch: int
+    start: int
+    def __init__(self, epoch: _Optional[int] = ..., start: _Optional[int] = ...) -> None: ...
+
 class ReplicaMessage(_message.Message):
     __slots__ = ("hello", "ack")
     HELLO_FIELD_NUMBER: _ClassVar[int]
@@ -455,16 +463,22 @@ class ReplicaMessage(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., ack: _Optional[_Union[Ack, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("replid", "offset", "name", "address")
+    __slots__ = ("replid", "offset", "name", "address", "epoch", "history", "log_start")
     REPLID_FIELD_NUMBER: _ClassVar[int]
     OFFSET_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_FIELD_NUMBER: _ClassVar[int]
+    LOG_START_FIELD_NUMBER: _ClassVar[int]
     replid: str
     offset: int
     name: str
     address: str
-    def __init__(self, replid: _Optional[str] = ..., offset: _Optional[int] = ..., name: _Optional[str] = ..., address: _Optional[str] = ...) -> None: ...
+    epoch: int
+    history: _containers.RepeatedCompositeFieldContainer[EpochEntry]
+    log_start: int
+    def __init__(self, replid: _Optional[str] = ..., offset: _Optional[int] = ..., name: _Optional[str] = ..., address: _Optional[str] = ..., epoch: _Optional[int] = ..., history: _Optional[_Iterable[_Union[EpochEntry, _Mapping]]] = ..., log_start: _Optional[int] = ...) -> None: ...
 
 class Ack(_message.Message):
     __slots__ = ("offset", "lag_ms")
@@ -491,22 +505,30 @@ class PrimaryMessage(_message.Message):
     def __init__(self, resume: _Optional[_Union[Continue, _Mapping]] = ..., full_sync: _Optional[_Union[FullSync, _Mapping]] = ..., chunk: _Optional[_Union[SnapshotChunk, _Mapping]] = ..., snapshot_end: _Optional[_Union[SnapshotEnd, _Mapping]] = ..., records: _Optional[_Union[Records, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ...) -> None: ...
 
 class Continue(_message.Message):
-    __slots__ = ("replid", "offset")
+    __slots__ = ("replid", "offset", "epoch", "history")
     REPLID_FIELD_NUMBER: _ClassVar[int]
     OFFSET_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_FIELD_NUMBER: _ClassVar[int]
     replid: str
     offset: int
-    def __init__(self, replid: _Optional[str] = ..., offset: _Optional[int] = ...) -> None: ...
+    epoch: int
+    history: _containers.RepeatedCompositeFieldContainer[EpochEntry]
+    def __init__(self, replid: _Optional[str] = ..., offset: _Optional[int] = ..., epoch: _Optional[int] = ..., history: _Optional[_Iterable[_Union[EpochEntry, _Mapping]]] = ...) -> None: ...
 
 class FullSync(_message.Message):
-    __slots__ = ("replid", "offset", "size")
+    __slots__ = ("replid", "offset", "size", "epoch", "history")
     REPLID_FIELD_NUMBER: _ClassVar[int]
     OFFSET_FIELD_NUMBER: _ClassVar[int]
     SIZE_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_FIELD_NUMBER: _ClassVar[int]
     replid: str
     offset: int
     size: int
-    def __init__(self, replid: _Optional[str] = ..., offset: _Optional[int] = ..., size: _Optional[int] = ...) -> None: ...
+    epoch: int
+    history: _containers.RepeatedCompositeFieldContainer[EpochEntry]
+    def __init__(self, replid: _Optional[str] = ..., offset: _Optional[int] = ..., size: _Optional[int] = ..., epoch: _Optional[int] = ..., history: _Optional[_Iterable[_Union[EpochEntry, _Mapping]]] = ...) -> None: ...
 
 class SnapshotChunk(_message.Message):
     __slots__ = ("data",)
@@ -519,28 +541,32 @@ class SnapshotEnd(_message.Message):
     def __init__(self) -> None: ...
 
 class Records(_message.Message):
-    __slots__ = ("start", "data", "time_ms", "primary_offset", "ack_now")
+    __slots__ = ("start", "data", "time_ms", "primary_offset", "ack_now", "epoch")
     START_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
     TIME_MS_FIELD_NUMBER: _ClassVar[int]
     PRIMARY_OFFSET_FIELD_NUMBER: _ClassVar[int]
     ACK_NOW_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     start: int
     data: bytes
     time_ms: int
     primary_offset: int
     ack_now: bool
-    def __init__(self, start: _Optional[int] = ..., data: _Optional[bytes] = ..., time_ms: _Optional[int] = ..., primary_offset: _Optional[int] = ..., ack_now: _Optional[bool] = ...) -> None: ...
+    epoch: int
+    def __init__(self, start: _Optional[int] = ..., data: _Optional[bytes] = ..., time_ms: _Optional[int] = ..., primary_offset: _Optional[int] = ..., ack_now: _Optional[bool] = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class Ping(_message.Message):
-    __slots__ = ("primary_offset", "time_ms", "ack_now")
+    __slots__ = ("primary_offset", "time_ms", "ack_now", "epoch")
     PRIMARY_OFFSET_FIELD_NUMBER: _ClassVar[int]
     TIME_MS_FIELD_NUMBER: _ClassVar[int]
     ACK_NOW_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     primary_offset: int
     time_ms: int
     ack_now: bool
-    def __init__(self, primary_offset: _Optional[int] = ..., time_ms: _Optional[int] = ..., ack_now: _Optional[bool] = ...) -> None: ...
+    epoch: int
+    def __init__(self, primary_offset: _Optional[int] = ..., time_ms: _Optional[int] = ..., ack_now: _Optional[bool] = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class InfoRequest(_message.Message):
     __slots__ = ()
@@ -563,7 +589,7 @@ class ReplicaInfo(_message.Message):
     def __init__(self, name: _Optional[str] = ..., address: _Optional[str] = ..., ack_offset: _Optional[int] = ..., lag_offset: _Optional[int] = ..., lag_ms: _Optional[int] = ..., state: _Optional[str] = ...) -> None: ...
 
 class InfoReply(_message.Message):
-    __slots__ = ("role", "replid", "offset", "primary", "link", "lag_offset", "lag_ms", "replicas", "keys", "digest", "full_syncs", "partial_syncs", "backlog_start", "snapshot_offset", "fsync", "name", "apply_lag_p50_ms", "apply_lag_p99_ms", "blocked_clients")
+    __slots__ = ("role", "replid", "offset", "primary", "link", "lag_offset", "lag_ms", "replicas", "keys", "digest", "full_syncs", "partial_syncs", "backlog_start", "snapshot_offset", "fsync", "name", "apply_lag_p50_ms", "apply_lag_p99_ms", "blocked_clients", "epoch", "leader_epoch", "deposed", "replid2", "replid2_end", "history")
     ROLE_FIELD_NUMBER: _ClassVar[int]
     REPLID_FIELD_NUMBER: _ClassVar[int]
     OFFSET_FIELD_NUMBER: _ClassVar[int]
@@ -583,6 +609,12 @@ class InfoReply(_message.Message):
     APPLY_LAG_P50_MS_FIELD_NUMBER: _ClassVar[int]
     APPLY_LAG_P99_MS_FIELD_NUMBER: _ClassVar[int]
     BLOCKED_CLIENTS_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
+    LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    DEPOSED_FIELD_NUMBER: _ClassVar[int]
+    REPLID2_FIELD_NUMBER: _ClassVar[int]
+    REPLID2_END_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_FIELD_NUMBER: _ClassVar[int]
     role: str
     replid: str
     offset: int
@@ -602,7 +634,13 @@ class InfoReply(_message.Message):
     apply_lag_p50_ms: float
     apply_lag_p99_ms: float
     blocked_clients: int
-    def __init__(self, role: _Optional[str] = ..., replid: _Optional[str] = ..., offset: _Optional[int] = ..., primary: _Optional[str] = ..., link: _Optional[str] = ..., lag_offset: _Optional[int] = ..., lag_ms: _Optional[int] = ..., replicas: _Optional[_Iterable[_Union[ReplicaInfo, _Mapping]]] = ..., keys: _Optional[int] = ..., digest: _Optional[str] = ..., full_syncs: _Optional[int] = ..., partial_syncs: _Optional[int] = ..., backlog_start: _Optional[int] = ..., snapshot_offset: _Optional[int] = ..., fsync: _Optional[str] = ..., name: _Optional[str] = ..., apply_lag_p50_ms: _Optional[float] = ..., apply_lag_p99_ms: _Optional[float] = ..., blocked_clients: _Optional[int] = ...) -> None: ...
+    epoch: int
+    leader_epoch: int
+    deposed: bool
+    replid2: str
+    replid2_end: int
+    history: _containers.RepeatedCompositeFieldContainer[EpochEntry]
+    def __init__(self, role: _Optional[str] = ..., replid: _Optional[str] = ..., offset: _Optional[int] = ..., primary: _Optional[str] = ..., link: _Optional[str] = ..., lag_offset: _Optional[int] = ..., lag_ms: _Optional[int] = ..., replicas: _Optional[_Iterable[_Union[ReplicaInfo, _Mapping]]] = ..., keys: _Optional[int] = ..., digest: _Optional[str] = ..., full_syncs: _Optional[int] = ..., partial_syncs: _Optional[int] = ..., backlog_start: _Optional[int] = ..., snapshot_offset: _Optional[int] = ..., fsync: _Optional[str] = ..., name: _Optional[str] = ..., apply_lag_p50_ms: _Optional[float] = ..., apply_lag_p99_ms: _Optional[float] = ..., blocked_clients: _Optional[int] = ..., epoch: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., deposed: _Optional[bool] = ..., replid2: _Optional[str] = ..., replid2_end: _Optional[int] = ..., history: _Optional[_Iterable[_Union[EpochEntry, _Mapping]]] = ...) -> None: ...
 
 class WaitRequest(_message.Message):
     __slots__ = ("numreplicas", "timeout_ms", "offset")
@@ -643,3 +681,37 @@ class DigestReply(_message.Message):
     digest: str
     offset: int
     def __init__(self, digest: _Optional[str] = ..., offset: _Optional[int] = ...) -> None: ...
+
+class PromoteRequest(_message.Message):
+    __slots__ = ("epoch",)
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
+    epoch: int
+    def __init__(self, epoch: _Optional[int] = ...) -> None: ...
+
+class PromoteReply(_message.Message):
+    __slots__ = ("epoch", "replid", "offset")
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
+    REPLID_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    epoch: int
+    replid: str
+    offset: int
+    def __init__(self, epoch: _Optional[int] = ..., replid: _Optional[str] = ..., offset: _Optional[int] = ...) -> None: ...
+
+class ReplicaOfRequest(_message.Message):
+    __slots__ = ("primary", "epoch")
+    PRIMARY_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
+    primary: str
+    epoch: int
+    def __init__(self, primary: _Optional[str] = ..., epoch: _Optional[int] = ...) -> None: ...
+
+class ReplicaOfReply(_message.Message):
+    __slots__ = ("role", "offset", "epoch")
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
+    role: str
+    offset: int
+    epoch: int
+    def __init__(self, role: _Optional[str] = ..., offset: _Optional[int] = ..., epoch: _Optional[int] = ...) -> None: ...

@@ -891,6 +891,16 @@ class AdminStub:
                 request_serializer=xstream_dot_v1_dot_xstream__pb2.DigestRequest.SerializeToString,
                 response_deserializer=xstream_dot_v1_dot_xstream__pb2.DigestReply.FromString,
                 _registered_method=True)
+        self.Promote = channel.unary_unary(
+                '/xstream.v1.Admin/Promote',
+                request_serializer=xstream_dot_v1_dot_xstream__pb2.PromoteRequest.SerializeToString,
+                response_deserializer=xstream_dot_v1_dot_xstream__pb2.PromoteReply.FromString,
+                _registered_method=True)
+        self.ReplicaOf = channel.unary_unary(
+                '/xstream.v1.Admin/ReplicaOf',
+                request_serializer=xstream_dot_v1_dot_xstream__pb2.ReplicaOfRequest.SerializeToString,
+                response_deserializer=xstream_dot_v1_dot_xstream__pb2.ReplicaOfReply.FromString,
+                _registered_method=True)
 
 
 class AdminServicer:
@@ -926,6 +936,18 @@ class AdminServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Promote(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReplicaOf(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -953,6 +975,16 @@ def add_AdminServicer_to_server(servicer, server):
                     servicer.Digest,
                     request_deserializer=xstream_dot_v1_dot_xstream__pb2.DigestRequest.FromString,
                     response_serializer=xstream_dot_v1_dot_xstream__pb2.DigestReply.SerializeToString,
+            ),
+            'Promote': grpc.unary_unary_rpc_method_handler(
+                    servicer.Promote,
+                    request_deserializer=xstream_dot_v1_dot_xstream__pb2.PromoteRequest.FromString,
+                    response_serializer=xstream_dot_v1_dot_xstream__pb2.PromoteReply.SerializeToString,
+            ),
+            'ReplicaOf': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReplicaOf,
+                    request_deserializer=xstream_dot_v1_dot_xstream__pb2.ReplicaOfRequest.FromString,
+                    response_serializer=xstream_dot_v1_dot_xstream__pb2.ReplicaOfReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1090,6 +1122,60 @@ class Admin:
             '/xstream.v1.Admin/Digest',
             xstream_dot_v1_dot_xstream__pb2.DigestRequest.SerializeToString,
             xstream_dot_v1_dot_xstream__pb2.DigestReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Promote(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/xstream.v1.Admin/Promote',
+            xstream_dot_v1_dot_xstream__pb2.PromoteRequest.SerializeToString,
+            xstream_dot_v1_dot_xstream__pb2.PromoteReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReplicaOf(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/xstream.v1.Admin/ReplicaOf',
+            xstream_dot_v1_dot_xstream__pb2.ReplicaOfRequest.SerializeToString,
+            xstream_dot_v1_dot_xstream__pb2.ReplicaOfReply.FromString,
             options,
             channel_credentials,
             insecure,

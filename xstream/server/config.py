@@ -1,0 +1,28 @@
+"""A node's configuration: what `xstream primary|replica` is given (both roles use it, since a
+node can change role in place)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class NodeConfig:
+    role: str  # "primary" or "replica": the role it starts in
+    port: int = 7700
+    host: str = "127.0.0.1"
+    data_dir: Path = Path("data")
+    primary: str = ""  # replica: the primary's host:port
+    name: str = ""  # default: host:port
+    fsync: str = "everysec"
+    backlog_bytes: int = 64 << 20  # both roles: a promoted replica serves partial resyncs
+    snapshot_bytes: int = 64 << 20
+    acks_timeout_ms: int = 5000
+    expect_replicas: int = 0
+    min_replicas_to_write: int = 0
+    min_replicas_max_lag: float = 10.0
+    metrics_port: int = 0  # 0 = no metrics endpoint
+    node_max_bytes: int = 4096
+    node_max_entries: int = 100
+    log_level: str = "info"

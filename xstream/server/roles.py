@@ -1,0 +1,229 @@
+"""A node's role and its changes in place: the same engine, store, data directory and backlog
+serve as a replica, then as a primary (or back), one after the other.
+
+    Role        the node is
+    REPLICA     following a primary (Replica)
+    PROMOTING   in between: the link is stopped, the new primary not serving yet
+    PRIMARY     taking writes, serving replicas (Primary)
+    DEPOSED     a Primary that has seen a newer epoch: no writes, no replicas
+
+    from -> to                       by
+    REPLICA -> PROMOTING -> PRIMARY  promote(epoch)
+    DEPOSED -> PROMOTING -> PRIMARY  promote(epoch): someone chose this node after all
+    PRIMARY -> DEPOSED               a Hello with a higher epoch (Primary.step_down)
+    PRIMARY | DEPOSED -> REPLICA     replicaof(address): demotion
+    REPLICA -> REPLICA               replicaof(address): re-pointed
+
+`Host` is the entry point for whoever decides (the Admin RPCs, an election loop later):
+`promote(epoch)` and `replicaof(address)` each run to completion under one lock and return the
+node now served; `node` is what the servicers use for every call. Promotion: stop the link,
+cut a partial record, take the new epoch (persisted first), a new replid with the followed one
+kept as replid2 up to the offset (persisted), then a Primary over the same state; blocked
+reads carry over. Demotion: the Primary closes (senders stop, blocked clients get UNBLOCKED,
+writes waiting for acks fail), then a Replica over the same state links to the new primary,
+which tells it where to cut its log back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+
+from xstream.engine import Engine
+from xstream.primary.primary import Options, Primary
+from xstream.replica.replica import Replica
+
+from . import ids
+from .backlog import Backlog
+from .config import NodeConfig
+from .logs import slog
+from .node import Node
+from .store import Recovery, Store
+
+
+class Role(enum.Enum):
+    REPLICA = "replica"
+    PROMOTING = "promoting"
+    PRIMARY = "primary"
+    DEPOSED = "deposed"
+
+
+TRANSITIONS: dict[Role, frozenset[Role]] = {
+    Role.REPLICA: frozenset({Role.PROMOTING, Role.REPLICA}),
+    Role.PROMOTING: frozenset({Role.PRIMARY}),
+    Role.PRIMARY: frozenset({Role.DEPOSED, Role.REPLICA}),
+    Role.DEPOSED: frozenset({Role.PROMOTING, Role.REPLICA}),
+}
+
+
+def check_transition(now: Role, to: Role) -> None:
+    if to not in TRANSITIONS[now]:
+        raise ValueError(f"a node in role {now.value} cannot become {to.value}")
+
+
+def options_of(cfg: NodeConfig) -> Options:
+    return Options(
+        acks_timeout_ms=cfg.acks_timeout_ms,
+        expect_replicas=cfg.expect_replicas,
+        min_replicas_to_write=cfg.min_replicas_to_write,
+        min_replicas_max_lag=cfg.min_replicas_max_lag,
+        snapshot_bytes=cfg.snapshot_bytes,
+    )
+
+
+def primary_from(cfg: NodeConfig, engine: Engine, store: Store, rec: Recovery) -> Primary:
+    """A primary starting on recovered data: a new replid (the previous one kept as replid2 up
+    to the recovered offset, PSYNC2) and its epoch (a new cluster takes epoch 1; a node that
+    was not the primary of its current epoch starts deposed)."""
+    old = ids.load(store.dir)
+    ident = {
+        "replid": ids.new_replid(),
+        "replid2": old.get("replid", ""),
+        "replid2_end": rec.offset,
+    }
+    state = ids.load_epochs(store.dir)
+    started = state.started(rec.offset)
+    if started != state:
+        ids.save_epochs(store.dir, started)
+    ids.save(store.dir, ident)
+    backlog = Backlog.holding(cfg.backlog_bytes, rec.offset, b"".join(rec.tail))
+    name = cfg.name or f"{cfg.host}:{cfg.port}"
+    primary = Primary(engine, store, backlog, ident, name, options_of(cfg), started)
+    if started.deposed:
+        slog("primary_starts_deposed", level="warning", epoch=started.epoch,
+             leader_epoch=started.leader_epoch)  # fmt: skip
+    return primary
+
+
+def replica_from(cfg: NodeConfig, engine: Engine, store: Store, rec: Recovery) -> Replica:
+    backlog = Backlog.holding(cfg.backlog_bytes, rec.offset, b"".join(rec.tail))
+    name = cfg.name or f"{cfg.host}:{cfg.port}"
+    return Replica(
+        engine, store, rec.offset, name, "", cfg.primary, cfg.snapshot_bytes, backlog=backlog
+    )
+
+
+class Host:
+    def __init__(self, cfg: NodeConfig, node: Primary | Replica) -> None:
+        self.cfg = cfg
+        self.address = ""  # host:port served, once bound
+        self._node: Primary | Replica = node
+        self._promoting = False
+        self._link: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def node(self) -> Node:
+        return self._node
+
+    @property
+    def role(self) -> Role:
+        node = self._node
+        if self._promoting:
+            return Role.PROMOTING
+        if isinstance(node, Replica):
+            return Role.REPLICA
+        return Role.DEPOSED if node.epochs.deposed or node.closed else Role.PRIMARY
+
+    def start_link(self) -> None:
+        assert isinstance(self._node, Replica)
+        self._link = asyncio.get_running_loop().create_task(self._node.run_link())
+
+    async def stop(self) -> None:
+        """Stop the replica link, if any (shutdown, or a role change): once this returns, the
+        replica applies nothing more."""
+        if isinstance(self._node, Replica):
+            self._node.stop_link()
+        link, self._link = self._link, None
+        if link is not None:
+            link.cancel()
+            await asyncio.wait({link}, timeout=5.0)
+            if not link.done():  # it can apply nothing more (stop_link): let it wind down
+                slog("link_slow_to_stop", level="warning")
+            elif not link.cancelled() and link.exception() is not None:
+                slog("link_failed", level="error", error=repr(link.exception()))
+
+    # ------------------------------------------------------------ promotion
+
+    async def promote(self, epoch: int = 0) -> Node:
+        """Become the primary of `epoch` (0: the highest seen + 1). ValueError if not possible.
+        The primary of the current epoch answers unchanged (promote is idempotent)."""
+        async with self._lock:
+            node = self._node
+            if self.role is Role.PRIMARY:
+                if epoch in (0, node.epochs.epoch):
+                    return node
+                raise ValueError(f"already the primary of epoch {node.epochs.epoch}")
+            check_transition(self.role, Role.PROMOTING)
+            node.epochs.promoted(node.offset, epoch)  # raises ValueError before anything stops
+            self._promoting = True
+            try:
+                await self.stop()
+                primary = self._promoted(node, epoch)
+            finally:
+                self._promoting = False
+            self._node = primary
+            return primary
+
+    def _promoted(self, node: Primary | Replica, epoch: int) -> Primary:
+        if isinstance(node, Replica) and node.received != node.offset:
+            node.store.truncate_to(node.offset)  # a partial record from the link
+            node.received, node.pending = node.offset, b""
+        offset = node.offset
+        state = node.epochs.promoted(offset, epoch)
+        ids.save_epochs(node.store.dir, state)
+        ident = {"replid": ids.new_replid(), "replid2": node.replid, "replid2_end": offset}
+        ids.save(node.store.dir, ident)
+        primary = Primary(
+            node.engine, node.store, node.backlog, ident, node.name, options_of(self.cfg), state
+        )
+        primary.health = node.health
+        if isinstance(node, Replica):
+            node.hand_over_blocked(primary)
+        else:
+            node.close()
+        slog("promoted", epoch=state.epoch, offset=offset, replid=primary.replid,
+             replid2=primary.replid2, backlog_start=primary.backlog.start)  # fmt: skip
+        return primary
+
+    # ------------------------------------------------------------ replica of
+
+    async def replicaof(self, address: str, epoch: int = 0) -> Node:
+        """Follow the primary at `address` (demoting this node if it is a primary). `epoch`, if
+        given, is that primary's: it is persisted as seen before anything else happens."""
+        if not address or address == self.address:
+            raise ValueError(f"cannot replicate from {address!r}")
+        async with self._lock:
+            check_transition(self.role, Role.REPLICA)
+            node = self._node
+            if epoch > node.epochs.epoch:
+                node.epochs = node.epochs.seen(epoch)
+                ids.save_epochs(node.store.dir, node.epochs)
+            await self.stop()
+            if isinstance(node, Replica):
+                node.primary_address = address
+                slog("replica_of", primary=address, offset=node.offset, epoch=node.epochs.epoch)
+            else:
+                node = self._demoted(node, address)
+            self._node = node
+            self.start_link()
+            return node
+
+    def _demoted(self, primary: Primary, address: str) -> Replica:
+        primary.close()
+        replica = Replica(
+            primary.engine,
+            primary.store,
+            primary.offset,
+            primary.name,
+            self.address,
+            address,
+            self.cfg.snapshot_bytes,
+            backlog=primary.backlog,
+        )
+        replica.replid = primary.replid  # the history its data follows
+        replica.epochs = primary.epochs
+        replica.health = primary.health
+        slog("demoted", primary=address, offset=primary.offset, epoch=primary.epochs.epoch,
+             deposed=primary.epochs.deposed)  # fmt: skip
+        return replica
