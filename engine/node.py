@@ -321,11 +321,19 @@ def first_id(lp: bytearray, master_id: StreamID) -> StreamID:
 
 def last_id(lp: bytearray, master_id: StreamID) -> StreamID:
     """The last entry's ID, tombstones included, found by walking back with lp-count."""
-    pos = lp_.prev(lp, len(lp) - 1)  # the last entry's lp-count
-    lpc = lp_.get_int(lp, pos)
-    for _ in range(lpc):
+    return _id_at(lp, _entry_before(lp, len(lp) - 1), master_id)
+
+
+def _entry_before(lp: bytearray, end: int) -> int:
+    """The flags position of the entry whose lp-count element precedes `end`."""
+    pos = lp_.prev(lp, end)  # that entry's lp-count
+    for _ in range(lp_.get_int(lp, pos)):
         pos = lp_.prev(lp, pos)
-    _, pos = lp_.get(lp, pos)  # flags
+    return pos
+
+
+def _id_at(lp: bytearray, flags_pos: int, master_id: StreamID) -> StreamID:
+    _, pos = lp_.get(lp, flags_pos)
     msd, pos = lp_.get(lp, pos)
     sqd, _ = lp_.get(lp, pos)
     assert isinstance(msd, int) and isinstance(sqd, int)
@@ -333,9 +341,14 @@ def last_id(lp: bytearray, master_id: StreamID) -> StreamID:
 
 
 def last_live_id(lp: bytearray, master_id: StreamID) -> StreamID | None:
-    """The last entry's ID that is not a tombstone (None if all are)."""
-    live = [eid for _, flags, eid in scan(lp, master_id) if not flags & FLAG_DELETED]
-    return live[-1] if live else None
+    """The last entry's ID that is not a tombstone (None if all are), walking back from the
+    end: O(1) for the usual node whose last entry is live (trims call it per freed node)."""
+    if not counts(lp)[0]:
+        return None
+    pos = _entry_before(lp, len(lp) - 1)
+    while lp_.get_int(lp, pos) & FLAG_DELETED:  # the flags element
+        pos = _entry_before(lp, pos)
+    return _id_at(lp, pos, master_id)
 
 
 def decode_entries(

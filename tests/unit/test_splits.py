@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.unit.enginecalls import call, error
-from xstream.engine import Engine, EngineConfig, snapshot
+from xstream.engine import Engine, EngineConfig, node, snapshot
+from xstream.engine.ids import StreamID
 from xstream.engine.reply import ReplyMap
 
 
@@ -156,3 +157,18 @@ def test_splits_on_a_stream_with_only_tombstones_left(parts: int) -> None:
     call(e, "XTRIM", "s", "MAXLEN", "0")
     cuts, counts, info = _splits(e, "-", "+", parts)
     assert cuts == [] and counts == [0] and info[b"length"] == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 40), dels=st.lists(st.integers(0, 39), max_size=40))
+def test_last_live_id_walks_back_past_tombstones(n: int, dels: list[int]) -> None:
+    e = _stream(n, max_entries=100)
+    for d in dels:
+        if d < n:
+            call(e, "XDEL", "s", f"{d + 1}-{d % 3}")
+    s = e.keyspace.stream(b"s")
+    assert s is not None
+    for key, lp in s.rax.items():
+        master = StreamID.from_key(key)
+        live = [i for _, f, i in node.scan(lp, master) if not f & node.FLAG_DELETED]
+        assert node.last_live_id(lp, master) == (live[-1] if live else None)
