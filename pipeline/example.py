@@ -87,14 +87,19 @@ def session() -> Any:
     return s
 
 
-def run_batch(spark: Any, args: argparse.Namespace, t0: float) -> None:
-    df = (
-        spark.read.format("xstream")
+def _events(reader: Any, args: argparse.Namespace) -> Any:
+    """The input stream on a (batch or streaming) reader: read from the replicas, with the
+    primary giving the freshest end."""
+    return (
+        reader.format("xstream")
         .option("streams", args.stream)
         .option("primary", args.primary)
         .option("replicas", args.replicas or "")
-        .load()
     )
+
+
+def run_batch(spark: Any, args: argparse.Namespace, t0: float) -> None:
+    df = _events(spark.read, args).load()
     _progress(f"read: planned {df.rdd.getNumPartitions()} partitions of {args.stream!r}", t0)
     minutes = aggregate(df).cache()
     n = minutes.count()
@@ -115,10 +120,7 @@ def run_batch(spark: Any, args: argparse.Namespace, t0: float) -> None:
 
 def run_streaming(spark: Any, args: argparse.Namespace, t0: float) -> None:
     df = (
-        spark.readStream.format("xstream")
-        .option("streams", args.stream)
-        .option("primary", args.primary)
-        .option("replicas", args.replicas or "")
+        _events(spark.readStream, args)
         .option("startingOffsets", "earliest")
         .option("maxRecordsPerBatch", str(args.max_records))
         .load()

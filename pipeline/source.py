@@ -36,7 +36,7 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from . import arrow, reading
+from . import arrow, nodes, reading
 from .options import Options, parse
 from .writing import XStreamStreamWriter, XStreamWriter
 
@@ -135,7 +135,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type
             if reading.id_key(ends[stream]) <= reading.id_key(start[stream]):
                 avail[stream] = 0
                 continue
-            st = reading.nodes.splits(address, stream, f"({start[stream]}", ends[stream])
+            st = nodes.splits(address, stream, f"({start[stream]}", ends[stream])
             avail[stream] = sum(st.counts)
         total = sum(avail.values())
         if total <= max_rows:
@@ -148,7 +148,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type
             share = max(1, min(budget, max_rows * avail[stream] // total))
             budget -= share
             if share < avail[stream]:
-                st = reading.nodes.splits(
+                st = nodes.splits(
                     address, stream, f"({start[stream]}", ends[stream], 1, limit=share
                 )
                 out[stream] = st.end_id

@@ -35,9 +35,13 @@ def rows(df: Any) -> list[tuple[str, str, dict[str, str]]]:
     return [(r["stream"], r["id"], dict(r["fields"])) for r in df.collect()]
 
 
-def reader(spark: Any, streams: str, replicas: list[Node], **options: str) -> Any:
+def reader(
+    spark: Any, streams: str, replicas: list[Node], streaming: bool = False, **options: str
+) -> Any:
+    """A batch (or streaming) `xstream` reader of `streams` on `replicas`, with `options`."""
     r = (
-        spark.read.format("xstream")
+        (spark.readStream if streaming else spark.read)
+        .format("xstream")
         .option("streams", streams)
         .option("replicas", ",".join(n.address for n in replicas))
     )

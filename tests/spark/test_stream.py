@@ -7,21 +7,15 @@ from pathlib import Path
 from typing import Any
 
 from tests.integration.conftest import Cluster, Node
-from tests.spark.streams import fill, xrange
+from tests.spark.streams import fill, reader, xrange
 
 Nodes = tuple[Cluster, Node, list[Node]]
 
 
 def _run(spark: Any, replicas: list[Node], streams: str, chk: Path, out: Path, **opts: str) -> Any:
-    r = (
-        spark.readStream.format("xstream")
-        .option("streams", streams)
-        .option("replicas", ",".join(n.address for n in replicas))
-    )
-    for k, v in opts.items():
-        r = r.option(k, v)
     q = (
-        r.load()
+        reader(spark, streams, replicas, streaming=True, **opts)
+        .load()
         .writeStream.format("parquet")
         .option("path", str(out))
         .option("checkpointLocation", str(chk))
@@ -72,12 +66,9 @@ def test_exactly_once_into_an_xstream_sink_across_a_replayed_batch(
     chk = tmp_path / "chk"
 
     def run() -> None:
+        opts = {"startingOffsets": "earliest", "maxRecordsPerBatch": "500"}
         q = (
-            spark.readStream.format("xstream")
-            .option("streams", "src")
-            .option("replicas", ",".join(n.address for n in replicas))
-            .option("startingOffsets", "earliest")
-            .option("maxRecordsPerBatch", "500")
+            reader(spark, "src", replicas, streaming=True, **opts)
             .load()
             .selectExpr("fields['n'] AS n", "fields['action'] AS action")
             .writeStream.format("xstream")
