@@ -24,6 +24,13 @@ A write whose client has seen a newer epoch (`xstream-epoch` metadata) is refuse
 `READONLY ... stale primary ...` (the primary is not deposed by a client's word alone).
 `close()` ends this role in-process (the node is being demoted): senders stop, blocked clients
 get `UNBLOCKED`, and writes still waiting for acks fail.
+
+Lease (automatic failover, xstream/server/coordinated.py): `lease_until` is the monotonic time
+after which this primary must not acknowledge anything (its etcd lease could have expired and
+another node been elected); +inf in manual mode. The write path checks it twice: before
+applying (refused with `READONLY ... without a valid lease`, nothing applied) and again in
+`settle()` just before the reply (`LEASELOST ...`: applied here, outcome unknown, since a new
+primary may not have it). So no reply acknowledges a write once the lease may have lapsed.
 """
 
 from __future__ import annotations
@@ -117,6 +124,7 @@ class Primary(Node):
         self._ack_waiters: list[tuple[int, int, asyncio.Future[int]]] = []
         self._snapshotting: asyncio.Task[None] | None = None
         self.closed = False  # demoted: this object no longer serves
+        self.lease_until = float("inf")  # monotonic deadline for acks (see the module doc)
 
     @property
     def offset(self) -> int:
@@ -140,6 +148,23 @@ class Primary(Node):
                 f"You can't write against a deposed primary: epoch {self.epochs.epoch} has a "
                 f"newer primary (this one led epoch {self.epochs.leader_epoch}).",
                 "READONLY",
+            )
+        if not self.lease_valid():
+            raise StreamError(
+                f"You can't write against a primary without a valid lease (epoch "
+                f"{self.epochs.epoch}): a new primary may be elected.",
+                "READONLY",
+            )
+
+    def lease_valid(self) -> bool:
+        return time.monotonic() < self.lease_until
+
+    def _check_lease_at_ack(self, offset: int) -> None:
+        if not self.lease_valid():
+            raise StreamError(
+                f"write applied on the primary at offset {offset} but its lease lapsed before "
+                "it was acknowledged; it may be lost in a failover",
+                "LEASELOST",
             )
 
     def step_down(self, epoch: int, because: str) -> None:
@@ -241,10 +266,12 @@ class Primary(Node):
             self.wake(result.signaled)
 
     async def settle(self, offset: int, concern: pb.WriteConcern | None) -> None:
-        """Durable per the fsync policy, then acked by as many replicas as asked."""
+        """Durable per the fsync policy, then acked by as many replicas as asked, all within
+        this primary's lease."""
         await self.store.durable(offset)
         needed = self.required_acks(concern)
         if needed == 0:
+            self._check_lease_at_ack(offset)
             return
         assert concern is not None
         timeout = concern.timeout_ms or self.options.acks_timeout_ms
@@ -255,6 +282,7 @@ class Primary(Node):
                 f"of {needed} required replicas within {timeout} ms; it is not replicated",
                 "ACKTIMEOUT",
             )
+        self._check_lease_at_ack(offset)
 
     def required_acks(self, concern: pb.WriteConcern | None) -> int:
         if concern is None or concern.acks == pb.ACKS_LEADER:

@@ -110,6 +110,69 @@ def _node_args(p: argparse.ArgumentParser, port: int) -> None:
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info")
 
 
+def _primary_args(pp: argparse.ArgumentParser) -> None:
+    """Options of a node that takes writes (a primary, or a node that may be elected)."""
+    pp.add_argument(
+        "--backlog-bytes",
+        type=int,
+        default=64 << 20,
+        help="replication backlog kept for partial resyncs (default 64 MiB)",
+    )
+    pp.add_argument(
+        "--acks-timeout-ms",
+        type=int,
+        default=5000,
+        help="default timeout of writes asking acks=quorum|all",
+    )
+    pp.add_argument(
+        "--expect-replicas",
+        type=int,
+        default=0,
+        help="replicas in the cluster, for acks=quorum|all before they attach",
+    )
+    pp.add_argument(
+        "--min-replicas-to-write",
+        type=int,
+        default=0,
+        help="refuse writes unless this many replicas acked recently (0 = off)",
+    )
+    pp.add_argument(
+        "--min-replicas-max-lag",
+        type=float,
+        default=10.0,
+        help="seconds since a replica's last ack for it to count (default 10)",
+    )
+
+
+def _node_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    np = sub.add_parser(
+        "node",
+        help="run a node under automatic failover (etcd)",
+        description="Run a node whose role comes from an election on etcd: it starts as a "
+        "replica of nobody, the most up-to-date node is promoted (its epoch is the etcd "
+        "leader key's revision), the others follow it, and a primary stops acknowledging "
+        "writes before its lease can expire. Production needs etcd 3.5+.",
+    )
+    _node_args(np, 7700)
+    _primary_args(np)
+    np.add_argument(
+        "--etcd",
+        required=True,
+        help="etcd client URLs, comma-separated (e.g. http://etcd:2379)",
+    )
+    np.add_argument("--etcd-prefix", default="/xstream", help="key prefix of this cluster")
+    np.add_argument(
+        "--lease-ttl", type=int, default=2, help="etcd lease TTL in whole seconds (default 2)"
+    )
+    np.add_argument(
+        "--advertise",
+        default="",
+        help="HOST:PORT that peers and clients dial (default --host:--port; set it when "
+        "binding 0.0.0.0)",
+    )
+    np.set_defaults(func=run_node)
+
+
 def _config(args: argparse.Namespace, role: str) -> NodeConfig:
     cfg = NodeConfig(role=role)
     for key in vars(cfg):
@@ -125,6 +188,22 @@ def run_primary(args: argparse.Namespace) -> int:
 
 def run_replica(args: argparse.Namespace) -> int:
     asyncio.run(serve(_config(args, "replica")))
+    return 0
+
+
+def run_node(args: argparse.Namespace) -> int:
+    cfg = _config(args, "node")
+    cfg.etcd = tuple(u.strip() for u in args.etcd.split(",") if u.strip())
+    if not cfg.etcd:
+        print("error: --etcd needs at least one URL", file=sys.stderr)
+        return 2
+    if cfg.lease_ttl < 1:
+        print("error: --lease-ttl must be at least 1 second", file=sys.stderr)
+        return 2
+    if not cfg.name and cfg.host in ("0.0.0.0", "::") and not cfg.advertise:
+        print("error: binding a wildcard address needs --advertise or --name", file=sys.stderr)
+        return 2
+    asyncio.run(serve(cfg))
     return 0
 
 
@@ -191,36 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     pp = sub.add_parser("primary", help="run a primary", description="Run a primary node.")
     _node_args(pp, 7700)
-    pp.add_argument(
-        "--backlog-bytes",
-        type=int,
-        default=64 << 20,
-        help="replication backlog kept for partial resyncs (default 64 MiB)",
-    )
-    pp.add_argument(
-        "--acks-timeout-ms",
-        type=int,
-        default=5000,
-        help="default timeout of writes asking acks=quorum|all",
-    )
-    pp.add_argument(
-        "--expect-replicas",
-        type=int,
-        default=0,
-        help="replicas in the cluster, for acks=quorum|all before they attach",
-    )
-    pp.add_argument(
-        "--min-replicas-to-write",
-        type=int,
-        default=0,
-        help="refuse writes unless this many replicas acked recently (0 = off)",
-    )
-    pp.add_argument(
-        "--min-replicas-max-lag",
-        type=float,
-        default=10.0,
-        help="seconds since a replica's last ack for it to count (default 10)",
-    )
+    _primary_args(pp)
     pp.set_defaults(func=run_primary)
     rp = sub.add_parser("replica", help="run a replica", description="Run a replica node.")
     _node_args(rp, 7701)
@@ -232,6 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         help="records kept for its replicas' partial resyncs once promoted (default 64 MiB)",
     )
     rp.set_defaults(func=run_replica)
+    _node_parser(sub)
     _role_parsers(sub)
     up.add_parser(sub)
     tools.add_parsers(sub)

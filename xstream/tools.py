@@ -52,6 +52,8 @@ def info(args: argparse.Namespace) -> int:
 
 def format_info(r: pb.InfoReply) -> str:
     lines = [f"role: {r.role}", f"name: {r.name}", f"replid: {r.replid}", f"offset: {r.offset}"]
+    history = " ".join(f"{e.epoch}@{e.start}" for e in r.history)
+    lines += [f"epoch: {r.epoch}", f"leader_epoch: {r.leader_epoch}", f"epoch_history: {history}"]
     if r.role == "replica":
         lines += [
             f"primary: {r.primary}",
@@ -62,6 +64,8 @@ def format_info(r: pb.InfoReply) -> str:
             f"apply_lag_p99_ms: {r.apply_lag_p99_ms}",
         ]
     else:
+        lines.append(f"deposed: {str(r.deposed).lower()}")
+        lines.append(f"replid2: {r.replid2} (to offset {r.replid2_end})")
         lines.append(f"backlog_start: {r.backlog_start}")
         lines.append(f"replicas: {len(r.replicas)}")
         for i, rep in enumerate(r.replicas):

@@ -26,3 +26,8 @@ class NodeConfig:
     node_max_bytes: int = 4096
     node_max_entries: int = 100
     log_level: str = "info"
+    # Automatic failover (xstream node): etcd client URLs; empty = manual mode.
+    etcd: tuple[str, ...] = ()
+    etcd_prefix: str = "/xstream"
+    lease_ttl: int = 2  # seconds, whole (etcd leases)
+    advertise: str = ""  # host:port peers and clients dial; default host:port

@@ -4,11 +4,14 @@
      "event": "replica_online", "replica": "127.0.0.1:7701", "offset": 1234}
 
 `slog(event, **fields)` is the only way services log; `configure(node)` names the process.
+Libraries that log through the standard `logging` module (xstream.coord, grpc) are routed here
+too by `configure`: one line {"event": "<logger name>", "message": ...} per record.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import time
 from typing import Any, TextIO
@@ -21,6 +24,18 @@ def configure(node: str, stream: TextIO | None = None, level: str = "info") -> N
     _state["node"] = node
     _state["stream"] = stream or sys.stderr
     _state["level"] = _LEVELS[level]
+    root = logging.getLogger()
+    root.handlers = [_Bridge()]
+    root.setLevel(_LEVELS[level])
+
+
+class _Bridge(logging.Handler):
+    """stdlib logging records as structured lines."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        level = record.levelname.lower()
+        level = level if level in _LEVELS else ("error" if record.levelno >= 40 else "info")
+        slog(record.name, level=level, message=record.getMessage())
 
 
 def slog(event: str, level: str = "info", **fields: Any) -> None:

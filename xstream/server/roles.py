@@ -13,6 +13,7 @@ serve as a replica, then as a primary (or back), one after the other.
     PRIMARY -> DEPOSED               a Hello with a higher epoch (Primary.step_down)
     PRIMARY | DEPOSED -> REPLICA     replicaof(address): demotion
     REPLICA -> REPLICA               replicaof(address): re-pointed
+    PRIMARY -> PROMOTING -> PRIMARY  promote(higher epoch): re-elected under a new leader key
 
 `Host` is the entry point for whoever decides (the Admin RPCs, an election loop later):
 `promote(epoch)` and `replicaof(address)` each run to completion under one lock and return the
@@ -51,7 +52,7 @@ class Role(enum.Enum):
 TRANSITIONS: dict[Role, frozenset[Role]] = {
     Role.REPLICA: frozenset({Role.PROMOTING, Role.REPLICA}),
     Role.PROMOTING: frozenset({Role.PRIMARY}),
-    Role.PRIMARY: frozenset({Role.DEPOSED, Role.REPLICA}),
+    Role.PRIMARY: frozenset({Role.DEPOSED, Role.REPLICA, Role.PROMOTING}),
     Role.DEPOSED: frozenset({Role.PROMOTING, Role.REPLICA}),
 }
 
@@ -107,6 +108,9 @@ class Host:
     def __init__(self, cfg: NodeConfig, node: Primary | Replica) -> None:
         self.cfg = cfg
         self.address = ""  # host:port served, once bound
+        # Elected by a coordinator: a new primary acknowledges nothing until the coordinator
+        # grants it a lease deadline (Primary.lease_until); in manual mode it never lapses.
+        self.coordinated = bool(cfg.etcd)
         self._node: Primary | Replica = node
         self._promoting = False
         self._link: asyncio.Task[None] | None = None
@@ -150,10 +154,8 @@ class Host:
         The primary of the current epoch answers unchanged (promote is idempotent)."""
         async with self._lock:
             node = self._node
-            if self.role is Role.PRIMARY:
-                if epoch in (0, node.epochs.epoch):
-                    return node
-                raise ValueError(f"already the primary of epoch {node.epochs.epoch}")
+            if self.role is Role.PRIMARY and epoch in (0, node.epochs.epoch):
+                return node
             check_transition(self.role, Role.PROMOTING)
             node.epochs.promoted(node.offset, epoch)  # raises ValueError before anything stops
             self._promoting = True
@@ -178,6 +180,8 @@ class Host:
             node.engine, node.store, node.backlog, ident, node.name, options_of(self.cfg), state
         )
         primary.health = node.health
+        if self.coordinated:
+            primary.lease_until = float("-inf")  # until the coordinator allows acks
         if isinstance(node, Replica):
             node.hand_over_blocked(primary)
         else:

@@ -1,6 +1,8 @@
 """Running a node as a process: configuration, start-up (recovery first), and shutdown.
 
-start_primary(cfg) / start_replica(cfg) -> Running(host, server, port, tasks)
+start_primary(cfg) / start_replica(cfg) / start_node(cfg) -> Running(host, server, port, tasks)
+start_node is automatic failover (cfg.etcd): the node starts as a replica following nobody,
+and its coordinator thread (coordinated.py) has it elected, promoted or pointed at a primary.
 serve(cfg) runs one until SIGINT/SIGTERM, then stops gracefully: the server stops taking
 calls (1 s grace), background tasks end, the log is flushed and fsynced.
 
@@ -25,13 +27,14 @@ from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
 from . import logs, metrics
 from .config import NodeConfig
+from .coordinated import Coordinated
 from .logs import slog
 from .node import Node
 from .roles import Host, primary_from, replica_from
 from .service import create_server
 from .store import Store
 
-__all__ = ["NodeConfig", "Running", "serve", "start_primary", "start_replica"]
+__all__ = ["NodeConfig", "Running", "serve", "start_node", "start_primary", "start_replica"]
 
 
 @dataclass
@@ -41,12 +44,15 @@ class Running:
     port: int
     store: Store
     tasks: list[asyncio.Task[Any]] = field(default_factory=list)
+    coordinated: Coordinated | None = None
 
     @property
     def node(self) -> Node:
         return self.host.node
 
     async def stop(self, grace: float = 1.0) -> None:
+        if self.coordinated is not None:  # first: a successor is elected while we wind down
+            await asyncio.get_running_loop().run_in_executor(None, self.coordinated.stop)
         await self.server.stop(grace)
         await self.host.stop()
         for t in self.tasks:
@@ -74,7 +80,7 @@ async def _serve_host(cfg: NodeConfig, host: Host, store: Store) -> Running:
             )
         ],
     )
-    host.address = f"{cfg.host}:{port}"
+    host.address = cfg.advertise or f"{cfg.host}:{port}"
     await server.start()
     running = Running(host, server, port, store)
     running.tasks.append(asyncio.create_task(store.run_everysec()))
@@ -121,11 +127,32 @@ async def start_replica(cfg: NodeConfig) -> Running:
     return running
 
 
+async def start_node(cfg: NodeConfig) -> Running:
+    """A node under automatic failover: a replica of nobody until its coordinator decides."""
+    assert cfg.etcd, "start_node needs etcd endpoints"
+    store = Store(cfg.data_dir, cfg.fsync)
+    engine = _engine(cfg)
+    rec = store.recover(engine, engine.apply)
+    replica = replica_from(cfg, engine, store, rec)
+    replica.primary_address = ""
+    host = Host(cfg, replica)
+    running = await _serve_host(cfg, host, store)
+    replica.address = host.address
+    if not cfg.name:
+        replica.name = replica.address
+    running.coordinated = Coordinated(host, asyncio.get_running_loop())
+    running.coordinated.start()
+    slog("node_ready", port=running.port, address=host.address, offset=rec.offset,
+         replid=replica.replid, epoch=replica.epochs.epoch, etcd=",".join(cfg.etcd))  # fmt: skip
+    return running
+
+
 async def serve(cfg: NodeConfig) -> None:
     logs.configure(f"{cfg.role}:{cfg.port}", level=cfg.log_level)
     if cfg.metrics_port:
         metrics.serve(cfg.metrics_port, cfg.host)
-    start = start_primary if cfg.role == "primary" else start_replica
+    starts = {"primary": start_primary, "replica": start_replica, "node": start_node}
+    start = starts[cfg.role]
     running = await start(cfg)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
