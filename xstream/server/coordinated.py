@@ -139,12 +139,14 @@ class Coordinated:
 
     def stop(self) -> None:
         """Stop deciding; a primary stops acknowledging and frees the leader key at once, so
-        a successor need not wait for the lease to expire (a graceful shutdown)."""
+        a successor need not wait for the lease to expire (a graceful shutdown). The key is
+        freed before the thread is joined: a fresh campaign by this thread would first wait
+        `Timing.settle`, by which time it has seen the stop."""
         self._stop.set()
         self.control.step_down("shutting down")
-        self._thread.join(timeout=5.0)
         try:
             self.election.resign()
-            self.election.close()
+            self._thread.join(timeout=5.0)
+            self.election.close()  # revokes the lease: our status key goes too
         except Exception as e:  # etcd unreachable: the lease expires on its own
             slog("coordinator_resign_failed", level="warning", error=repr(e))
