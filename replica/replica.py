@@ -29,6 +29,9 @@ more than the promoted replica): the log past the Continue's offset is set aside
 is past that point the replica cannot cut back and takes a full sync instead.
 
 The backlog holds the whole records applied, so a promoted replica serves partial resyncs.
+
+Reads carrying a client's session offset past `offset` wait for the records to be applied
+(up to CATCH_UP_WAIT), then fail with TRYAGAIN: a client's reads never go backwards.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
 ACK_EVERY = 0.1  # acks without a GETACK (ack_now) are sent at most this often
+CATCH_UP_WAIT = 1.0  # seconds a read behind its client's session offset waits, then TRYAGAIN
 
 
 class Diverged(Exception):  # noqa: N818
@@ -96,6 +100,7 @@ class Replica(Node):
         self.snapshot_bytes = snapshot_bytes
         self.lags: deque[float] = deque(maxlen=10_000)
         self._ack_now = Signal()
+        self._applied = Signal()  # fired whenever `offset` moves: reads waiting in `reach`
         self._acking = False
         self._last_ack = 0.0
         self._snapshotting: asyncio.Task[Any] | None = None
@@ -107,6 +112,20 @@ class Replica(Node):
 
     async def write(self, argv: Argv, concern: pb.WriteConcern | None) -> tuple[Reply, int]:
         raise self.readonly()
+
+    async def reach(self, offset: int) -> None:
+        """Wait (up to CATCH_UP_WAIT) until records up to `offset` are applied; else TRYAGAIN,
+        and the client asks another node."""
+        deadline = time.monotonic() + CATCH_UP_WAIT
+        while self._offset < offset:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise StreamError(
+                    f"replica at offset {self._offset} has not applied the client's offset "
+                    f"{offset} yet",
+                    "TRYAGAIN",
+                )
+            await self._applied.wait(left)
 
     async def ingest_batch(self, key: bytes, entries: list[list[bytes]]) -> list[bytes]:
         raise self.readonly()
@@ -280,6 +299,7 @@ class Replica(Node):
         self.pending = b""
         self.backlog = Backlog.holding(self.backlog.capacity, rec.offset, b"".join(rec.tail))
         self.wake_all()
+        self._applied.fire()
         slog("replica_cut_back", level="warning", offset=rec.offset, cut_bytes=was - rec.offset,
              load_seconds=round(time.monotonic() - t0, 3))  # fmt: skip
         if rec.offset != offset:
@@ -305,6 +325,7 @@ class Replica(Node):
         self._acking = True
         self._ack_now.fire()
         self.wake_all()
+        self._applied.fire()
         slog(
             "full_sync_done",
             offset=full.offset,
@@ -340,6 +361,8 @@ class Replica(Node):
             self.lags.append(lag)
             METRICS.apply_lag.observe(lag)
         METRICS.offset.set(self._offset)
+        if pos:
+            self._applied.fire()
         if signaled:
             self.wake(signaled)
         if r.ack_now:

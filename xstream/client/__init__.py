@@ -10,12 +10,20 @@ under RESP2 (`protocol=2`) for both `decode_responses` settings; server errors r
 `Transport` (transport.py): gRPC by default, or any object given as `transport=` (tests use
 `EngineTransport`, an in-process engine).
 
+Failover (grpc_transport.py): `Client(host, port, nodes=["h2:7700", "h3:7700"])` finds the
+primary among the seeds (any node will do as `host`) and, for up to `failover_timeout` seconds,
+sends a write again across a failover when it certainly was not applied, or when it is
+idempotent (an XADD with IDMP; `idempotent_xadd=True` adds IDMP to every `XADD *`). Reads never
+go backwards for one client, replicas included (`read_from="replica"`). Without `nodes` the
+client talks to `host:port` alone, as redis-py does (a replica answers writes with READONLY).
+
 Invariant: a Client holds no per-command state; `_call(argv, parse, write=...)` sends one
 argv and answers `parse(to_python(reply))`, raising the reply's error instead if it is one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
@@ -26,6 +34,7 @@ from .errors import (
     BusyLoadingError,
     ConnectionError,
     DataError,
+    LeaseLostError,
     NoPermissionError,
     OutOfMemoryError,
     ReadOnlyError,
@@ -47,6 +56,7 @@ __all__ = [
     "ConnectionError",
     "DataError",
     "EngineTransport",
+    "LeaseLostError",
     "NoPermissionError",
     "OutOfMemoryError",
     "Pipeline",
@@ -62,10 +72,15 @@ __all__ = [
 
 
 class Client(StreamCommands):
-    """A connection to one xstream node (or cluster front), redis-py style.
+    """A connection to an xstream node or cluster, redis-py style.
 
+    `nodes`: more seed nodes ("host:port"); given (even empty), the client fails over.
+    `failover_timeout`: seconds to keep looking for a primary and sending a write again.
+    `idempotent_xadd`: stamp every `XADD *` with `IDMP <client's producer> <n>`, so any XADD
+    may be sent again after an unknown outcome without being appended twice.
     `transport`: send through this Transport instead of building a gRPC one; then no other
-    keyword arguments are accepted. Otherwise `GrpcTransport(host, port, **kwargs)`.
+    keyword arguments are accepted. Otherwise `GrpcTransport(host, port, **kwargs)` (see
+    grpc_transport.py: read_from, replicas, acks, acks_timeout_ms, timeout, retries, ...).
     """
 
     def __init__(
@@ -77,14 +92,26 @@ class Client(StreamCommands):
         encoding: str = "utf-8",
         encoding_errors: str = "strict",
         transport: Transport | None = None,
+        nodes: Sequence[str] | None = None,
+        failover_timeout: float = 10.0,
+        idempotent_xadd: bool = False,
         **kwargs: Any,
     ) -> None:
         if transport is None:
             from .grpc_transport import GrpcTransport  # noqa: PLC0415 (gRPC only when used)
 
-            transport = GrpcTransport(host, port, **kwargs)
-        elif kwargs:
-            raise TypeError(f"unexpected arguments with transport=: {', '.join(sorted(kwargs))}")
+            transport = GrpcTransport(
+                host,
+                port,
+                nodes=nodes,
+                failover_timeout=failover_timeout,
+                idempotent_xadd=idempotent_xadd,
+                **kwargs,
+            )
+        elif kwargs or nodes is not None or idempotent_xadd:
+            given = [*kwargs, *(["nodes"] if nodes is not None else [])]
+            given += ["idempotent_xadd"] if idempotent_xadd else []
+            raise TypeError(f"unexpected arguments with transport=: {', '.join(sorted(given))}")
         self.transport: Transport = transport
         self.decode_responses = decode_responses
         self.encoding = encoding

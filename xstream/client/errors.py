@@ -10,14 +10,17 @@
         ├── BusyLoadingError   LOADING (also a ConnectionError, as in redis-py)
         ├── NoPermissionError  NOPERM
         ├── TryAgainError      TRYAGAIN
-        └── AckTimeoutError    ACKTIMEOUT: the primary applied the write, but not enough
-                               replicas acknowledged it in time
+        ├── AckTimeoutError    ACKTIMEOUT: the primary applied the write, but not enough
+        │                      replicas acknowledged it in time
+        └── LeaseLostError     LEASELOST: the primary applied the write, but its lease lapsed
+                               before it was acknowledged; the outcome is unknown
 
 Invariant: `str(error)` of a ResponseError is exactly what redis-py's `str()` gives for the
 same error line (redis-py's `parse_error`): for the prefixes redis-py maps (ERR, READONLY,
 OOM, ...) the prefix and its space are dropped ("ERR no such key" -> "no such key"); for any
-other prefix (WRONGTYPE, NOGROUP, BUSYGROUP, ACKTIMEOUT, ...) the whole line is kept. The full
-line is always available as `.line`, the stripped prefix as `.status_code` (None if kept).
+other prefix (WRONGTYPE, NOGROUP, BUSYGROUP, ACKTIMEOUT, LEASELOST, ...) the whole line is
+kept. The full line is always available as `.line`, the stripped prefix as `.status_code`
+(None if kept).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ __all__ = [
     "BusyLoadingError",
     "ConnectionError",
     "DataError",
+    "LeaseLostError",
     "NoPermissionError",
     "OutOfMemoryError",
     "ReadOnlyError",
@@ -101,6 +105,12 @@ class AckTimeoutError(ResponseError):
     before the deadline. The write is not rolled back; retrying may apply it twice."""
 
 
+class LeaseLostError(ResponseError):
+    """LEASELOST: the write was applied on a primary whose lease lapsed before it was
+    acknowledged: a new primary may or may not have it (the outcome is unknown). Retrying is
+    safe only for an idempotent write (XADD with IDMP)."""
+
+
 # Prefixes redis-py strips from the message (its BaseParser.EXCEPTION_CLASSES keys, the ones a
 # stream server can send), with the class each maps to. ERR maps to plain ResponseError.
 _STRIPPED: dict[str, type[ResponseError]] = {
@@ -112,7 +122,10 @@ _STRIPPED: dict[str, type[ResponseError]] = {
     "TRYAGAIN": TryAgainError,
 }
 # Prefixes redis-py does not know: it keeps the whole line as the message; so do we.
-_KEPT: dict[str, type[ResponseError]] = {"ACKTIMEOUT": AckTimeoutError}
+_KEPT: dict[str, type[ResponseError]] = {
+    "ACKTIMEOUT": AckTimeoutError,
+    "LEASELOST": LeaseLostError,
+}
 
 
 def error_from_line(line: str) -> ResponseError:

@@ -6,6 +6,11 @@ argv dispatch of a server: a few server commands (WAIT, PING, ROLE) live here, e
 is looked up in the engine's command table; writes go to `write()` (the primary logs and ships
 them; a replica refuses them with READONLY).
 
+Session offsets: a read may carry its client's session offset (`client_offset`, the highest
+offset the client has written or read at); `reach` holds it until the node has applied that
+far, so one client's reads never go backwards (a replica waits a moment, then says TRYAGAIN).
+WAIT reads the same number as the offset whose acks it waits for.
+
 Blocking reads: a read the engine cannot answer yet returns a BlockSpec; the node parks the
 caller on the spec's keys until a write (on a primary) or an applied record (on a replica)
 signals one of them, then re-runs the rewritten argv, until it answers or the deadline passes.
@@ -100,10 +105,17 @@ class Node(ABC):
         METRICS.commands.labels(cmd.fullname).inc()
         if cmd.write:
             return await self.write(argv, concern)
+        await self.reach(client_offset)
         result = self.engine.execute(argv, now_ms())
         if result.block is not None:
             result = await self.block(result.block, self._read_again)
         return result.reply, self.offset
+
+    async def reach(self, offset: int) -> None:
+        """Return once this node's state is at `offset` or past it: a read carrying a client's
+        session offset is answered from no older a state than the client has seen (else
+        StreamError TRYAGAIN). A primary is always there: it has nothing newer to wait for."""
+        return
 
     def _read_again(self, argv: Argv) -> Result:
         return self.engine.execute(argv, now_ms())
@@ -131,7 +143,9 @@ class Node(ABC):
     async def pipeline(
         self, argvs: list[Argv], concern: pb.WriteConcern | None, client_offset: int = 0
     ) -> tuple[list[Reply | StreamError], int]:
-        """Each command in order; a failed one leaves its error in its place."""
+        """Each command in order; a failed one leaves its error in its place. A node behind
+        the client's session offset fails the whole pipeline instead (see `reach`)."""
+        await self.reach(client_offset)
         out: list[Reply | StreamError] = []
         for argv in argvs:
             try:

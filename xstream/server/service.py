@@ -33,7 +33,8 @@ from .metrics import METRICS
 from .node import Argv, Node
 
 MAX_MESSAGE = 256 << 20
-# Request metadata: the client's last write offset (for WAIT); trailing metadata of an error:
+# Request metadata: the client's last write offset (for WAIT), or on a read its session offset
+# (a replica answers once it has applied that far, Node.reach); trailing metadata of an error:
 # the node's offset (a write that failed its acks is still applied: WAIT must cover it).
 OFFSET_KEY = "xstream-offset"
 # Request metadata: the highest epoch the client has seen; trailing metadata: the node's epoch.
