@@ -134,6 +134,11 @@ class Replica(Node):
         """Nothing to wait for: a replica takes no writes."""
 
     def readonly(self) -> StreamError:
+        if not self.primary_address:  # a node under election that follows nobody yet
+            return StreamError(
+                "You can't write against a read only replica. No primary is elected yet.",
+                "READONLY",
+            )
         return StreamError(
             f"You can't write against a read only replica. The primary is {self.primary_address}.",
             "READONLY",

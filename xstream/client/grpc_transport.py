@@ -8,7 +8,7 @@ a write a replica refuses raises its READONLY error. With `nodes` (extra seed "h
 strings; an empty list is enough) it fails over: the seeds are `host:port` plus `nodes`; the
 primary is found by asking every seed's Admin.Info (failover.resolve), and calls that fail for
 a failover are sent again, rediscovering first, for up to `failover_timeout` seconds (pauses
-from `retry_backoff` s doubling to 0.5 s). Without `nodes`, `retries` bounds the tries instead.
+from `retry_backoff` s doubling to 0.2 s). Without `nodes`, `retries` bounds the tries instead.
 
 With `nodes`, one try of a command or pipeline waits at most min(`timeout`, `failover_timeout`
 / 2) (at least 1 s; plus its BLOCK time), so a paused or cut-off primary does not hold a call
@@ -78,7 +78,7 @@ Metadata = tuple[tuple[str, str], ...]
 Call = Callable[[grpc.Channel], tuple[T, Any]]  # one RPC: (response, grpc call)
 _ACKS = {"leader": pb.ACKS_LEADER, "quorum": pb.ACKS_QUORUM, "all": pb.ACKS_ALL}
 INGEST_BATCH = 4096  # entries per streamed Ingest message
-BACKOFF_CAP = 0.5  # seconds: the longest pause between tries
+BACKOFF_CAP = 0.2  # seconds: the longest pause between tries (a failover takes ~2.5 s)
 PROBE_TIMEOUT = 1.0  # seconds: an Admin.Info while looking for the primary
 SKIP_REPLICA = 1.0  # seconds reads pass by a replica that was behind or out of reach
 UNKNOWN_NOTE = "the outcome is unknown: the write may or may not have been applied"
