@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -175,7 +176,48 @@ def test_best_replica_campaigns_after_settle_and_the_next_after_one_grace() -> N
         got_b = Campaign() in run(Observation(now, b, lease, None, (a,)), state)
         assert (got_a, got_b) == (a_campaigns, b_campaigns), now
     wait = run(Observation(100.6, b, lease, None, (a,)), state)[-1]
-    assert wait == Wait(101.5)
+    assert isinstance(wait, Wait)
+    assert wait.until == pytest.approx(100.7)  # not settled: look again after `retry` for republished peers
+
+
+def leaderless(s: NodeStatus, after: int) -> NodeStatus:
+    return NodeStatus(s.name, s.address, s.role, s.epoch, s.offset, s.replid, s.heard_at, after)
+
+
+def test_peers_republished_without_a_leader_skip_the_settle() -> None:
+    lease = Lease(8, 9.0, sent_at=100.0)
+    a = leaderless(node("a", offset=50, heard_at=100.0), 7)
+    b = leaderless(node("b", offset=40, heard_at=100.0), 7)
+    state = State(leaderless_since=100.0)
+    assert Campaign() in run(Observation(100.0, a, lease, None, (b,)), state)
+    assert Campaign() not in run(Observation(100.0, b, lease, None, (a,)), state)
+    assert run(Observation(100.0, b, lease, None, (a,)), state)[-1] == Wait(101.0)  # grace only
+    assert Campaign() in run(Observation(101.0, b, lease, None, (a,)), state)
+
+
+@pytest.mark.parametrize(
+    ("mine", "theirs"),
+    [
+        (7, -1),  # the peer's status was published while it still saw a leader
+        (7, 5),  # ... after another leader: it missed one, or its status is old
+        (-1, 7),  # we have not published without a leader ourselves
+    ],
+)
+def test_a_peer_not_yet_republished_keeps_the_settle(mine: int, theirs: int) -> None:
+    lease = Lease(8, 9.0, sent_at=100.0)
+    me = leaderless(node("a", offset=50, heard_at=100.0), mine)
+    peer = leaderless(node("b", offset=40, heard_at=100.0), theirs)
+    state = State(leaderless_since=100.0)
+    assert Campaign() not in run(Observation(100.4, me, lease, None, (peer,)), state)
+    assert Campaign() in run(Observation(100.5, me, lease, None, (peer,)), state)
+
+
+def test_no_live_peer_is_never_settled_early() -> None:
+    lease = Lease(8, 9.0, sent_at=100.0)
+    me = leaderless(node("a", offset=50), 0)  # a cluster starting: nobody heard yet
+    state = State(leaderless_since=100.0)
+    assert Campaign() not in run(Observation(100.0, me, lease, None, ()), state)
+    assert Campaign() in run(Observation(100.5, me, lease, None, ()), state)
 
 
 def test_stale_peers_do_not_hold_a_candidate_back() -> None:

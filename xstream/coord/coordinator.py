@@ -1,6 +1,6 @@
 """The coordinator loop: read etcd, decide with the resolver, act on the node. One per node.
 
-    step():  publish our status -> read leader key and status keys -> decide() -> act
+    step():  read leader key and status keys -> publish our status -> decide() -> act
     run():   step(); then watch the leader key until the Wait deadline; repeat until stopped
 
 The node is reached only through `NodeControl` (implemented by the node side); etcd only
@@ -10,6 +10,9 @@ through `Election`. Invariants:
 - A peer's `heard_at` is when this loop first saw its status key at its current
   mod_revision, i.e. about when the peer last published; `Timing.freshness` should exceed
   the publish interval (one publish per step, steps at most `Timing.poll` apart).
+- Our status is published after the read, saying whether that read found no leader key and
+  the revision of the last one seen (`leaderless_after`), so peers can tell a status that
+  is final for the ranking from one published while the old primary could still ack.
 - Actions run in the order the resolver gives (StepDown first); a won campaign is followed by
   an immediate second decision, so promotion does not wait for the next round.
 Runs in one thread (the Election's calls block for at most its timeout each).
@@ -21,6 +24,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Protocol
 
 from xstream.coord.etcd import Election, EtcdError, Leader, NodeRecord
@@ -89,12 +93,13 @@ class Coordinator:
         self._leader: Leader | None = None  # last leader key read
         self._records: list[NodeRecord] = []  # last status keys read
         self._heard: dict[str, tuple[int, float]] = {}  # name -> (mod_revision, first seen)
+        self._last_revision = 0  # create revision of the last leader key read; 0 = none yet
 
     def step(self) -> float:
         """One round: publish, read, decide, act. The clock time to step again by."""
-        me = self.node.status()
-        self._publish(me)
         self._read()
+        me = replace(self.node.status(), leaderless_after=self._leaderless_after())
+        self._publish(me)
         return self._decide_and_act(me)
 
     def run(self, stop: threading.Event) -> None:
@@ -113,7 +118,9 @@ class Coordinator:
 
     def _publish(self, me: NodeStatus) -> None:
         try:
-            self.election.publish_status(me.address, me.role, me.epoch, me.offset, me.replid)
+            self.election.publish_status(
+                me.address, me.role, me.epoch, me.offset, me.replid, me.leaderless_after
+            )
         except EtcdError as exc:
             log.warning("coord publish failed: %s", exc)
 
@@ -123,11 +130,16 @@ class Coordinator:
             self._records = self.election.nodes()
         except EtcdError as exc:
             log.warning("coord read failed, deciding on the last read: %s", exc)
+        if self._leader is not None:
+            self._last_revision = self._leader.revision
         now = self._clock()
         for r in self._records:
             seen = self._heard.get(r.name)
             if seen is None or seen[0] != r.mod_revision:
                 self._heard[r.name] = (r.mod_revision, now)
+
+    def _leaderless_after(self) -> int:
+        return -1 if self._leader is not None else self._last_revision
 
     def _observation(self, me: NodeStatus) -> Observation:
         peers = tuple(r.status(self._heard[r.name][1]) for r in self._records if r.name != me.name)

@@ -4,7 +4,8 @@ Keys under `prefix` (a path such as "/xstream/cluster-a"):
 
     <prefix>/leader        {"name": ..., "value": ...}   bound to the holder's lease; its
                            create_revision is the fencing epoch
-    <prefix>/nodes/<name>  {"address", "role", "epoch", "offset", "replid"}   bound to that
+    <prefix>/nodes/<name>  {"address", "role", "epoch", "offset", "replid",
+                           "leaderless_after"}   bound to that
                            node's lease, so a dead node's status disappears with its lease
 
 Every node holds one lease (granted on first need, refreshed by `keepalive()`); its leader key
@@ -84,11 +85,19 @@ class NodeRecord:
     offset: int
     replid: str
     mod_revision: int  # etcd revision of its last publish
+    leaderless_after: int = -1  # NodeStatus.leaderless_after as published
 
     def status(self, heard_at: float) -> NodeStatus:
         """As the resolver sees it, read at `heard_at` on the observer's clock."""
         return NodeStatus(
-            self.name, self.address, self.role, self.epoch, self.offset, self.replid, heard_at
+            self.name,
+            self.address,
+            self.role,
+            self.epoch,
+            self.offset,
+            self.replid,
+            heard_at,
+            self.leaderless_after,
         )
 
 
@@ -389,7 +398,13 @@ class Election:
     # --- node status keys --------------------------------------------------------------------
 
     def publish_status(
-        self, address: str, role: Role, epoch: int, offset: int, replid: str
+        self,
+        address: str,
+        role: Role,
+        epoch: int,
+        offset: int,
+        replid: str,
+        leaderless_after: int = -1,
     ) -> None:
         """Put this node's status key under its lease (granting one if needed)."""
         doc = {
@@ -398,6 +413,7 @@ class Election:
             "epoch": epoch,
             "offset": offset,
             "replid": replid,
+            "leaderless_after": leaderless_after,
         }
         key, value = _b64(self._nodes_prefix + self.name), _b64(json.dumps(doc))
         self._with_lease(
@@ -424,6 +440,7 @@ class Election:
                         int(doc["offset"]),
                         str(doc["replid"]),
                         int(kv["mod_revision"]),
+                        int(doc.get("leaderless_after", -1)),
                     )
                 )
             except (ValueError, KeyError, TypeError):

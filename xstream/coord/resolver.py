@@ -33,6 +33,12 @@ Invariants (property-tested in tests/unit/test_resolver.py):
   `settle + k * grace` after it first saw no leader: `settle` lets every live node republish
   its final offset, then the best campaigns, and the next only if the best did not win in
   time.
+- Settled early. When every live peer's status was published while it, too, saw no leader
+  key after the same last leader revision as this node (`leaderless_after`), those offsets
+  are final for the ranking (a write acked by a replica before the old primary's lease
+  deadline is in that replica's offset at any later publish), so `settle` is skipped:
+  `k * grace` only. Until then the node decides again every `retry` to see them republish.
+  With no live peer at all nothing is settled early (peers may not have published yet).
 """
 
 from __future__ import annotations
@@ -83,6 +89,9 @@ class NodeStatus:
     offset: int  # replication offset reached in that history; 0 = empty
     replid: str  # replication id of that history; "" = unknown
     heard_at: float = 0.0  # observer's clock when this status was last read; unused for self
+    # Published while its publisher saw no leader key, the last one it had seen having had this
+    # create revision (0: none ever); -1: it saw a leader key. See "Settled" above.
+    leaderless_after: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,14 +345,23 @@ def _leaderless(
     """No leader key: campaign now, later (returned wake time), or never (too far behind)."""
     if not _eligible(state, obs.me, timing):
         return []
-    better = [p for p in _live_peers(obs, timing) if outranks(p, obs.me)]
+    live = _live_peers(obs, timing)
+    better = [p for p in live if outranks(p, obs.me)]
     since = state.leaderless_since
     assert since is not None
-    start = since + timing.settle + len(better) * timing.grace
+    settled = _settled(obs.me, live)
+    start = since + (0.0 if settled else timing.settle) + len(better) * timing.grace
     if obs.now >= start:
         actions.append(Campaign())
         return []
-    return [start]
+    return [start] if settled else [start, obs.now + timing.retry]
+
+
+def _settled(me: NodeStatus, live: list[NodeStatus]) -> bool:
+    """Has every live peer published since the leader key went, as this node saw it go? Not
+    with no live peer: that may be peers not heard from yet (a cluster starting)."""
+    after = me.leaderless_after
+    return after >= 0 and bool(live) and all(p.leaderless_after == after for p in live)
 
 
 def _eligible(state: State, me: NodeStatus, timing: Timing) -> bool:
