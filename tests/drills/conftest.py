@@ -35,9 +35,10 @@ def cluster(node_image: str) -> Iterator[Cluster]:
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """Attach every node's logs to the report of a test that failed while its cluster was up."""
+    """Attach every node's logs to the report of a test that failed while its cluster was up
+    (in the test, or in a fixture starting nodes on it)."""
     report = yield
     c = getattr(item, "funcargs", {}).get("cluster")
-    if report.when == "call" and report.failed and isinstance(c, Cluster):
+    if report.when in ("setup", "call") and report.failed and isinstance(c, Cluster):
         report.sections.append(("xstream node logs", c.logs()))
     return report

@@ -7,8 +7,13 @@
         c.partition("n2"); ...; c.heal("n2")
         c.poll(lambda: c.client("n2").xlen("s") == 1, 30, "n2 has the entry")
 
-Verbs: `kill` (SIGKILL), `pause`/`unpause` (cgroup freezer), `partition` (disconnect from the
-cluster network) and `heal` (reconnect under the same aliases). Each node is also on Docker's
+Coordinated mode (automatic failover): `start_etcd()` runs etcd (xstream-base) as "etcd" on
+the cluster network, then `start_node(name, ...)` runs `xstream node` nodes that elect their
+primary there; `primary()` names the node acting as primary (asking every node's Admin.Info).
+
+Verbs: `kill` (SIGKILL), `restart` (start a killed node's container again, its data kept),
+`pause`/`unpause` (cgroup freezer), `partition` (disconnect from the cluster network, etcd
+included) and `heal` (reconnect under the same aliases). Each node is also on Docker's
 default bridge, which has no names: peers cannot reach a partitioned node (they know it only
 by its alias), while its published port keeps it observable from the test. Every wait is
 `poll`: bounded, on something observable, failing with a message that names what was
@@ -16,17 +21,22 @@ awaited; the drills' conftest.py adds every node's logs (`Cluster.logs()`) to a 
 test's report.
 
 Invariants: a node's name is its network alias (peers reach it as NAME:7700) and its
-`--name`; every node listens on 7700 in its container, published on a free host port; a
-Cluster removes its containers and network on exit, killed or not (conftest.py has read a
-failed test's logs by then).
+`--name`; every node listens on 7700 in its container, published on a free host port (a
+restart may publish it on another: `address(name)` is current); a Cluster removes its
+containers and network on exit, killed or not (conftest.py has read a failed test's logs by
+then). Observers (`node_info`, `primary`, `digest`, `xrange`) talk to one node over raw gRPC
+(rpc.py), never through a Client that could route elsewhere; they are thread-safe.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
+import threading
 import time
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,9 +53,16 @@ from testcontainers.core.container import DockerContainer
 from testcontainers.core.network import Network
 
 from xstream.client import Client
+from xstream.v1 import xstream_pb2 as pb
+from xstream.v1 import xstream_pb2_grpc as pb_grpc
+
+from . import rpc
 
 ROOT = Path(__file__).resolve().parents[2]
 PORT = 7700  # every node's gRPC port inside its container
+ETCD_PORT = 2379  # etcd's client port, in its container and as http://etcd:2379 to nodes
+ETCD_IMAGE = "xstream-base:latest"  # Debian's etcd-server 3.4 (scripts/images.sh tags it)
+PAGE = 5000  # entries per XRANGE call when reading a whole stream
 T = TypeVar("T")
 
 
@@ -102,7 +119,7 @@ class Node:
 
     @property
     def id(self) -> str:
-        return self.container.get_wrapped_container().id
+        return str(self.container.get_wrapped_container().id)
 
 
 class Cluster:
@@ -116,7 +133,10 @@ class Cluster:
         self.network.name = f"xstream-drill-{self.network.name}"
         self.network.create()
         self.nodes: dict[str, Node] = {}  # by name, in start order
+        self.etcd: Node | None = None  # started by start_etcd()
         self._clients: dict[str, Client] = {}  # host-side clients, by node name
+        self._channels: dict[str, grpc.Channel] = {}  # raw gRPC, by "host:port"
+        self._lock = threading.Lock()  # guards _channels (writers observe from threads)
         self._client: docker.DockerClient | None = None  # the Docker SDK's, made when needed
 
     # --- starting nodes ---
@@ -127,30 +147,58 @@ class Cluster:
     def start_replica(self, name: str, primary: str, *args: str) -> Node:
         return self._start(name, ["replica", "--primary", f"{primary}:{PORT}", *args])
 
-    def _start(self, name: str, argv: list[str]) -> Node:
+    def start_node(self, name: str, *args: str) -> Node:
+        """An `xstream node` (coordinated mode) electing through this cluster's etcd."""
+        assert self.etcd is not None, "start_etcd() first"
+        argv = ["node", "--advertise", f"{name}:{PORT}", "--etcd", f"http://etcd:{ETCD_PORT}"]
+        return self._start(name, [*argv, *args], ready=lambda: self.node_info(name))
+
+    def start_etcd(self) -> Node:
+        """A single-member etcd as "etcd" on the cluster network (client port also published).
+        Raft timings are short (heartbeat 50 ms, election 500 ms): it starts fast and a 2 s
+        lease is well above its election timeout."""
+        peer = "http://127.0.0.1:2380"
+        argv = [
+            "etcd", "--name", "etcd", "--data-dir", "/tmp/etcd",
+            "--listen-client-urls", f"http://0.0.0.0:{ETCD_PORT}",
+            "--advertise-client-urls", f"http://etcd:{ETCD_PORT}",
+            "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+            "--initial-cluster", f"etcd={peer}",
+            "--heartbeat-interval", "50", "--election-timeout", "500",
+        ]  # fmt: skip
+        container, address = self._container(ETCD_IMAGE, argv, ETCD_PORT, "etcd")
+        self.etcd = Node("etcd", container, address, ["etcd"])
+        poll(lambda: _etcd_healthy(address), 20, "etcd answers /health")
+        return self.etcd
+
+    def _start(self, name: str, argv: list[str], ready: Callable[[], object] | None = None) -> Node:
         assert name not in self.nodes, f"node {name} already started"
         common = ["--host", "0.0.0.0", "--port", str(PORT), "--data-dir", "/data"]
-        container = (
-            DockerContainer(self.image)
-            .with_command([*argv[:1], *common, "--name", name, *argv[1:]])
-            .with_exposed_ports(PORT)
-        )
+        command = [*argv[:1], *common, "--name", name, *argv[1:]]
+        container, address = self._container(self.image, command, PORT, name)
+        node = Node(name, container, address, [name])
+        self.nodes[name] = node
+        poll(ready or (lambda: self.healthy(name)), 20, f"{name} serves gRPC")
+        return node
+
+    def _container(
+        self, image: str, command: list[str], port: int, alias: str
+    ) -> tuple[DockerContainer, tuple[str, int]]:
+        """A started container publishing `port`, on the cluster network as `alias`."""
+        container = DockerContainer(image).with_command(command).with_exposed_ports(port)
         # WARNING: partition() relies on this. The container is made on Docker's default bridge,
         # which stays its gateway and carries its published port, and joins the cluster network
         # second: disconnecting a container from its gateway network can drop the port mapping
         # (Docker 20.10), and the test could no longer observe a partitioned node.
-        # (A replica started before the join retries its primary, with a backoff under 1 s.)
+        # (A node started before the join retries its peers and etcd, with a backoff under 1 s.)
         container.start()
         try:
-            self.network.connect(container.get_container_id(), network_aliases=[name])
-            address = (container.get_container_host_ip(), int(container.get_exposed_port(PORT)))
+            self.network.connect(container.get_container_id(), network_aliases=[alias])
+            address = (container.get_container_host_ip(), int(container.get_exposed_port(port)))
         except BaseException:
             container.stop()
             raise
-        node = Node(name, container, address, [name])
-        self.nodes[name] = node
-        poll(lambda: self.healthy(name), 20, f"{name} serves gRPC health")
-        return node
+        return container, address
 
     # --- observing ---
 
@@ -161,34 +209,106 @@ class Cluster:
             self._clients[name] = Client(host, port, decode_responses=True)
         return self._clients[name]
 
+    def address(self, name: str) -> str:
+        """Where the test reaches node `name`'s gRPC port: "host:port"."""
+        host, port = self.nodes[name].address
+        return f"{host}:{port}"
+
+    def name_of(self, address: str) -> str:
+        """The node published at "host:port" ("" if none is)."""
+        return next((n for n in self.nodes if self.address(n) == address), "")
+
+    def channel(self, name: str) -> grpc.Channel:
+        """A raw gRPC channel to node `name` (cached per address)."""
+        address = self.address(name)
+        with self._lock:
+            if address not in self._channels:
+                self._channels[address] = rpc.channel(address)
+            return self._channels[address]
+
     def healthy(self, name: str) -> bool:
         """True iff the node answers SERVING to a grpc.health.v1 Check within 1 s."""
         host, port = self.nodes[name].address
         with grpc.insecure_channel(f"{host}:{port}") as channel:
             stub = health_pb2_grpc.HealthStub(channel)
             reply = stub.Check(health_pb2.HealthCheckRequest(), timeout=1)
-        return reply.status == health_pb2.HealthCheckResponse.SERVING
+        return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+
+    def node_info(self, name: str, timeout: float = 1.0) -> pb.InfoReply:
+        """The node's Admin.Info (raises grpc.RpcError if it does not answer in time)."""
+        return rpc.info(self.channel(name), timeout)
+
+    def digest(self, name: str) -> str:
+        """The digest of the node's logical state (Admin.Digest)."""
+        return str(rpc.digest(self.channel(name)).digest)
+
+    def primary(self, timeout: float = 0.2) -> str | None:
+        """The node acting as primary: of the nodes answering Info within `timeout` (asked all
+        at once), the one with role primary, not deposed, at the highest epoch; None if no
+        node is one."""
+        asked = []
+        for name in list(self.nodes):
+            stub = pb_grpc.AdminStub(self.channel(name))
+            asked.append((name, stub.Info.future(pb.InfoRequest(), timeout=timeout)))
+        best: tuple[int, str] | None = None
+        for name, future in asked:
+            try:
+                info = future.result()
+            except grpc.RpcError:  # down, paused: not a primary we can use
+                continue
+            acting = info.role == "primary" and not info.deposed
+            if acting and (best is None or info.epoch > best[0]):
+                best = (info.epoch, name)
+        return None if best is None else best[1]
+
+    def xrange(self, name: str, key: str) -> list[tuple[str, dict[str, str]]]:
+        """The whole stream `key` as node `name` holds it, read from that node, page by page."""
+        out: list[tuple[str, dict[str, str]]] = []
+        start = b"-"
+        while True:
+            argv = [b"XRANGE", key.encode(), start, b"+", b"COUNT", str(PAGE).encode()]
+            page = rpc.execute(self.channel(name), argv, timeout=30).value
+            assert isinstance(page, list), page
+            for item in page:
+                entry_id, flat = item
+                words = [w.decode() for w in flat]
+                out.append((entry_id.decode(), dict(zip(words[::2], words[1::2], strict=True))))
+            if len(page) < PAGE:
+                return out
+            start = b"(" + out[-1][0].encode()
 
     def poll(self, fn: Callable[[], T | None], timeout: float, what: str) -> T:
         """The module's bounded `poll`, as a verb of the cluster."""
         return poll(fn, timeout, what)
 
     def logs(self) -> str:
-        """Every node's stdout and stderr, one titled block per node."""
+        """Every node's stdout and stderr (etcd's last), one titled block per node."""
         blocks = []
-        for name, node in self.nodes.items():
-            try:
-                out, err = node.container.get_logs()
-                text = (out + err).decode(errors="replace")
-            except Exception as e:  # a removed container still gets a block saying so
-                text = f"(no logs: {e!r})"
-            blocks.append(f"----- {name} ({self.status(name)}) -----\n{text}")
+        every = [*self.nodes.values(), *([self.etcd] if self.etcd else [])]
+        for node in every:
+            blocks.append(f"----- {node.name} ({self._state(node)}) -----\n{_logs_of(node)}")
         return "\n".join(blocks)
+
+    def events(self, name: str, event: str) -> list[dict[str, object]]:
+        """The structured log lines (logs.py's JSON) of node `name` whose event is `event`,
+        over the container's whole life (a restarted container keeps its earlier logs)."""
+        out = []
+        for line in _logs_of(self.nodes[name]).splitlines():
+            if f'"{event}"' not in line:
+                continue
+            with contextlib.suppress(ValueError):
+                record = json.loads(line[line.index("{") :])
+                if record.get("event") == event:
+                    out.append(record)
+        return out
 
     def status(self, name: str) -> str:
         """Docker's state of the node's container: running, paused, exited, ..."""
+        return self._state(self.nodes[name])
+
+    def _state(self, node: Node) -> str:
         try:
-            container = self.nodes[name].container.get_wrapped_container()
+            container = node.container.get_wrapped_container()
             container.reload()
             return str(container.status)
         except Exception as e:  # removed
@@ -201,6 +321,16 @@ class Cluster:
         self.nodes[name].container.get_wrapped_container().kill(signal="SIGKILL")
         self._drop_client(name)
 
+    def restart(self, name: str) -> None:
+        """Start a killed (exited) node's container again: same data, aliases and command;
+        wait until it answers Info (its published port may have changed)."""
+        node = self.nodes[name]
+        self._drop_client(name)
+        node.container.get_wrapped_container().start()
+        host_port = node.container.get_exposed_port(PORT)
+        node.address = (node.container.get_container_host_ip(), int(host_port))
+        poll(lambda: self.node_info(name), 30, f"restarted {name} answers Info")
+
     def pause(self, name: str) -> None:
         """Freeze every process of the node (its sockets stay open, nothing answers)."""
         self.nodes[name].container.get_wrapped_container().pause()
@@ -209,7 +339,8 @@ class Cluster:
         self.nodes[name].container.get_wrapped_container().unpause()
 
     def partition(self, name: str) -> None:
-        """Cut the node off the cluster network: peers neither reach it nor resolve it."""
+        """Cut the node off the cluster network: peers and etcd neither reach it nor resolve
+        it; the test still reaches its published port (it stays on Docker's default bridge)."""
         self._docker_network().disconnect(self.nodes[name].id, force=True)
 
     def heal(self, name: str) -> None:
@@ -222,7 +353,11 @@ class Cluster:
     def close(self) -> None:
         for name in list(self._clients):
             self._drop_client(name)
-        for node in self.nodes.values():
+        with self._lock:
+            for ch in self._channels.values():
+                ch.close()
+            self._channels.clear()
+        for node in [*self.nodes.values(), *([self.etcd] if self.etcd else [])]:
             with contextlib.suppress(Exception):  # already gone: teardown goes on
                 node.container.stop()
         self.network.remove()
@@ -250,3 +385,17 @@ class Cluster:
 
     def _docker_network(self) -> docker.models.networks.Network:
         return self._docker().networks.get(self.network.name)
+
+
+def _logs_of(node: Node) -> str:
+    try:
+        out, err = node.container.get_logs()
+        return (out + err).decode(errors="replace")
+    except Exception as e:  # a removed container still gets a block saying so
+        return f"(no logs: {e!r})"
+
+
+def _etcd_healthy(address: tuple[str, int]) -> bool:
+    host, port = address
+    with urllib.request.urlopen(f"http://{host}:{port}/health", timeout=1) as r:
+        return bool(json.load(r).get("health") == "true")
