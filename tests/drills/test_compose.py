@@ -23,6 +23,8 @@ from xstream.client import Client
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
+pytestmark = pytest.mark.drills
+
 COMPOSE = ROOT / "deploy" / "compose.yaml"
 
 

@@ -11,6 +11,8 @@ import pytest
 
 from .harness import Cluster, DrillError
 
+pytestmark = pytest.mark.drills
+
 CONVERGE_S = 30  # bound on a replica catching up after a write or a heal
 
 

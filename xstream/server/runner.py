@@ -148,7 +148,7 @@ async def start_node(cfg: NodeConfig) -> Running:
 
 
 async def serve(cfg: NodeConfig) -> None:
-    logs.configure(f"{cfg.role}:{cfg.port}", level=cfg.log_level)
+    logs.configure(cfg.name or f"{cfg.role}:{cfg.port}", level=cfg.log_level)
     if cfg.metrics_port:
         metrics.serve(cfg.metrics_port, cfg.host)
     starts = {"primary": start_primary, "replica": start_replica, "node": start_node}
