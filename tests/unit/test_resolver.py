@@ -176,8 +176,9 @@ def test_best_replica_campaigns_after_settle_and_the_next_after_one_grace() -> N
         got_b = Campaign() in run(Observation(now, b, lease, None, (a,)), state)
         assert (got_a, got_b) == (a_campaigns, b_campaigns), now
     wait = run(Observation(100.6, b, lease, None, (a,)), state)[-1]
+    # not settled: look again after `retry` for republished peers
     assert isinstance(wait, Wait)
-    assert wait.until == pytest.approx(100.7)  # not settled: look again after `retry` for republished peers
+    assert wait.until == pytest.approx(100.7)
 
 
 def leaderless(s: NodeStatus, after: int) -> NodeStatus:
