@@ -167,7 +167,7 @@ class Coordinator:
                     self._leader = None  # forgotten whether or not the delete arrives
                     self.election.resign()
                 case Follow(address, epoch):
-                    log.info("coord follow %s at epoch %d", address, epoch)
+                    log.debug("coord follow %s at epoch %d", address, epoch)  # roles logs changes
                     self.node.follow(address, epoch)
                 case Campaign():
                     won = self.election.campaign(me.address)
