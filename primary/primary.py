@@ -270,18 +270,17 @@ class Primary(Node):
         this primary's lease."""
         await self.store.durable(offset)
         needed = self.required_acks(concern)
-        if needed == 0:
-            self._check_lease_at_ack(offset)
-            return
-        assert concern is not None
-        timeout = concern.timeout_ms or self.options.acks_timeout_ms
-        got = await self._await_acks(offset, needed, timeout / 1000)
-        if got < needed:
-            raise StreamError(
-                f"write applied on the primary at offset {offset} but acknowledged by {got} "
-                f"of {needed} required replicas within {timeout} ms; it is not replicated",
-                "ACKTIMEOUT",
-            )
+        if needed:
+            assert concern is not None
+            timeout = concern.timeout_ms or self.options.acks_timeout_ms
+            got = await self._await_acks(offset, needed, timeout / 1000)
+            if got < needed:
+                raise StreamError(
+                    f"write applied on the primary at offset {offset} but acknowledged by "
+                    f"{got} of {needed} required replicas within {timeout} ms; it is not "
+                    "replicated",
+                    "ACKTIMEOUT",
+                )
         self._check_lease_at_ack(offset)
 
     def required_acks(self, concern: pb.WriteConcern | None) -> int:
