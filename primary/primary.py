@@ -4,12 +4,23 @@ A write, on the event loop (the single writer), with no await until its record i
 
     engine.execute(argv, now)          all-or-nothing; StreamError leaves nothing behind
     -> records.encode(effects)         one record per write (a pipeline's commands are one
-    -> store.append + backlog.append   record each; an ingest batch is one record)
-    -> wake blocked readers and the replica senders
+    -> store.append                    record each; an ingest batch is one record), in the file
+    -> backlog.append                  before anything else sees it
+    -> wake blocked readers and the replica senders (which ship up to `shippable()`)
     then, awaiting:  store.durable(offset)   (fsync=always: group-committed fsync)
                      acks from N replicas    (acks=quorum|all, with a timeout)
 
 Only then is the reply sent. A write that ships no effects (it changed nothing) has no record.
+
+Disk faults (store.py): a write is refused before it is applied while the log is faulted or
+free space is below the reserve (`MISCONF Errors writing to the AOF file: ...`, Redis's line).
+If the record cannot be written, or (fsync=always) its fsync fails, the state is rebuilt from
+what the log holds (`_on_disk_fault`) and the write fails with MISCONF: nothing that is not in
+the log stays applied, is shipped (with fsync=always replicas get only fsynced records) or is
+acknowledged. The disk watcher (xstream/server/runner.py) calls `resume_log` once the disk
+takes writes again. A replica that holds more of this primary's own epoch than the primary
+(`check_replica_behind`: the primary came back with less than it wrote) is refused, never cut
+back, and the primary stops taking writes so that the node with the data can take over.
 
 Acks: `quorum` needs the replicas that make a majority of the cluster together with the
 primary: (1 + R) // 2 of R replicas, where R is the number of replicas known (ever attached
@@ -36,6 +47,7 @@ primary may not have it). So no reply acknowledges a write once the lease may ha
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -48,7 +60,7 @@ from xstream.server.backlog import Backlog
 from xstream.server.logs import slog
 from xstream.server.metrics import METRICS
 from xstream.server.node import Argv, Node, Signal, now_ms
-from xstream.server.store import Store
+from xstream.server.store import DiskFault, Store
 from xstream.v1 import xstream_pb2 as pb
 
 
@@ -125,6 +137,8 @@ class Primary(Node):
         self._snapshotting: asyncio.Task[None] | None = None
         self.closed = False  # demoted: this object no longer serves
         self.lease_until = float("inf")  # monotonic deadline for acks (see the module doc)
+        self.behind = ""  # why writes are refused: a replica holds more of this epoch
+        store.on_fault = self._on_disk_fault
 
     @property
     def offset(self) -> int:
@@ -143,6 +157,12 @@ class Primary(Node):
             )
 
     def _check_writable(self) -> None:
+        try:
+            self.store.check_writable()
+        except DiskFault as e:
+            raise misconf(e) from None
+        if self.behind:
+            raise StreamError(f"You can't write against this primary: {self.behind}", "READONLY")
         if self.closed or self.epochs.deposed:
             raise StreamError(
                 f"You can't write against a deposed primary: epoch {self.epochs.epoch} has a "
@@ -252,10 +272,14 @@ class Primary(Node):
         return result.reply  # type: ignore[return-value]
 
     def commit(self, result: Result) -> None:
-        """Log, queue for the file and ship a result's effects; wake its blocked readers."""
+        """Log, then ship a result's effects; wake its blocked readers. If the log cannot take
+        the record, the state goes back to what the log holds (`_on_disk_fault`): MISCONF."""
         if result.effects:
             data = records.encode(result.effects)
-            self.store.append(data)
+            try:
+                self.store.append(data)
+            except DiskFault as e:
+                raise misconf(e) from None
             self.backlog.append(data)
             self.commit_times.add(self.backlog.end, time.time())
             self.new_data.fire()
@@ -268,7 +292,10 @@ class Primary(Node):
     async def settle(self, offset: int, concern: pb.WriteConcern | None) -> None:
         """Durable per the fsync policy, then acked by as many replicas as asked, all within
         this primary's lease."""
-        await self.store.durable(offset)
+        try:
+            await self.store.durable(offset)
+        except DiskFault as e:
+            raise misconf(e) from None
         needed = self.required_acks(concern)
         if needed:
             assert concern is not None
@@ -303,6 +330,67 @@ class Primary(Node):
         )
         if good < need:
             raise StreamError("Not enough good replicas to write.", "NOREPLICAS")
+
+    # ------------------------------------------------------------ disk faults
+
+    def _on_disk_fault(self, end: int | None) -> None:
+        """The log failed (store.py): bring the state back to `end`, what the log holds, so no
+        write that is not in it stays applied (None: everysec's fsync failed; what it covered
+        was acknowledged already and stays). A state that cannot be read back is PostgreSQL's
+        PANIC: the process exits and restarts from the log."""
+        if end is None:
+            return
+        t0 = time.monotonic()
+        fresh = Engine(self.engine.config)
+        try:
+            tail = self.store.load_upto(fresh, end)
+        except (OSError, AssertionError, records.CorruptRecordError) as e:
+            slog("rollback_failed_exiting", level="critical", end=end, error=str(e))
+            os._exit(70)
+        self.engine.keyspace = fresh.keyspace
+        self.engine.foreign_layout = fresh.foreign_layout
+        if end < self.backlog.end:  # fsync=always: nothing past `end` was shipped
+            self.backlog = Backlog.holding(self.backlog.capacity, end, b"".join(tail))
+            METRICS.offset.set(end)
+        self.wake_all()
+        slog("state_rolled_back", level="warning", offset=end,
+             seconds=round(time.monotonic() - t0, 3))  # fmt: skip
+
+    def shippable(self) -> int:
+        """The offset up to which replicas may be sent records: with fsync=always only what
+        is fsynced (PostgreSQL's walsender rule), so a write whose fsync fails, and which is
+        rolled back, never reached a replica; otherwise what is written to the log."""
+        return self.store.synced if self.store.fsync == "always" else self.backlog.end
+
+    async def resume_log(self) -> None:
+        """The disk works again: snapshot the state into a fresh segment, take writes."""
+        await self.store.resume(self.engine, {"replid": self.replid}, self.offset)
+        self.new_data.fire()
+
+    def check_replica_behind(self, hello: pb.Hello) -> str:
+        """Why this replica must not sync from here ("" if it may): it holds more of this
+        primary's own epoch than this primary does. Only a primary that came back with less
+        than it wrote (its log lost or damaged) can see that; syncing would cut back records
+        that may have been acknowledged. If the replica follows this primary's history, the
+        primary also stops taking writes: the node with the data must take over."""
+        led = self.epochs.leader_epoch
+        if not hello.history or led == 0 or hello.offset <= self.offset:
+            return ""
+        theirs = epochs.clip(wire.history_from(hello.history), hello.offset)
+        if not theirs or theirs[-1].epoch != led:
+            return ""
+        why = (
+            f"replica {hello.name} holds epoch {led} up to offset {hello.offset}, this "
+            f"primary only up to {self.offset}: it lost records it may have acknowledged; "
+            f"promote the replica (xstream promote --node {hello.address or hello.name}) and "
+            "make this node its replica"
+        )
+        if hello.replid in (self.replid, self.replid2) and not self.behind:
+            self.behind = why
+            self._fail_ack_waiters()
+            slog("primary_behind_replica", level="error", replica=hello.name,
+                 replica_offset=hello.offset, offset=self.offset, epoch=led)  # fmt: skip
+        return why
 
     # ------------------------------------------------------------ acks and WAIT
 
@@ -453,4 +541,12 @@ class Primary(Node):
             "snapshot_offset": self.store.snapshot_offset,
             "fsync": self.store.fsync,
             "blocked_clients": self.blocked_clients,
+            "disk_fault": self.store.fault,
+            "disk_free_bytes": self.store.free_bytes,
+            "behind": self.behind,
         }
+
+
+def misconf(e: DiskFault) -> StreamError:
+    """Redis's reply while its AOF cannot be written: the write was not applied."""
+    return StreamError(f"Errors writing to the AOF file: {e}", "MISCONF")

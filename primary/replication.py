@@ -27,6 +27,7 @@ from xstream.server import epochs, wire
 from xstream.server.logs import slog
 from xstream.server.metrics import METRICS
 from xstream.server.node import Node
+from xstream.server.store import DiskFault
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
@@ -73,6 +74,11 @@ class ReplicationService(pb_grpc.ReplicationServicer):
         p = await self._primary_for(hello, context)
         if p is None:
             return
+        behind = p.check_replica_behind(hello)
+        if behind:
+            slog("replica_refused", level="error", replica=hello.name, reason=behind)
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, behind)
+            return
         try:
             point = p.resume_point(hello)
         except ValueError as e:  # not an epoch history
@@ -98,6 +104,11 @@ class ReplicationService(pb_grpc.ReplicationServicer):
             else:
                 link.ack_offset = 0
                 offset, chunks = p.sync_snapshot()
+                try:  # fsync=always: only a durable state is shipped
+                    await p.store.durable(offset)
+                except DiskFault as e:
+                    await context.abort(grpc.StatusCode.UNAVAILABLE, f"primary's disk: {e}")
+                    return
                 async for msg in self._full_sync(p, link, hello, offset, chunks):
                     yield msg
                 pos = offset
@@ -162,7 +173,8 @@ class ReplicationService(pb_grpc.ReplicationServicer):
             if pos < backlog.start:
                 slog("replica_fell_out_of_backlog", level="warning", replica=link.name, pos=pos)
                 return
-            data = backlog.read(pos, CHUNK)
+            shippable = p.shippable()
+            data = backlog.read(pos, CHUNK, shippable)
             ack_now = bool(p.acks_wanted())
             if data:
                 committed = p.commit_times.first_after(pos) or time.time()
@@ -178,6 +190,12 @@ class ReplicationService(pb_grpc.ReplicationServicer):
                 )
                 pos += len(data)
                 last_sent = time.monotonic()
+                continue
+            if shippable < backlog.end:  # fsync=always: wait for the group commit
+                try:
+                    await p.store.durable(backlog.end)
+                except DiskFault:
+                    await p.new_data.wait(PING_EVERY)  # rolled back: the backlog changed
                 continue
             wait = PING_EVERY - (time.monotonic() - last_sent)
             if wait > 0 and not (ack_now and p.getack):

@@ -30,6 +30,12 @@ is past that point the replica cannot cut back and takes a full sync instead.
 
 The backlog holds the whole records applied, so a promoted replica serves partial resyncs.
 
+Damage and disk faults: a replica started on damaged data keeps the good prefix (the rest set
+aside, `damage` says what) and takes what it lacks from its primary; until it has synced once
+it is no candidate in an election. A write or fsync of its own log that fails stops the link
+and its acks (nothing it has not logged is acknowledged); once the disk watcher has snapshotted
+the state into a fresh segment (`resume_log`) it syncs on from its offset.
+
 Reads carrying a client's session offset past `offset` wait for the records to be applied
 (up to CATCH_UP_WAIT), then fail with TRYAGAIN: a client's reads never go backwards.
 """
@@ -48,11 +54,12 @@ from xstream.engine import Engine, StreamError, snapshot
 from xstream.engine.reply import Reply
 from xstream.server import epochs, ids, records, wire
 from xstream.server.backlog import Backlog
+from xstream.server.damage import Damage
 from xstream.server.logs import slog
 from xstream.server.metrics import METRICS
 from xstream.server.node import Argv, Node, Signal
 from xstream.server.service import MAX_MESSAGE
-from xstream.server.store import Store
+from xstream.server.store import DiskFault, Store
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
@@ -105,6 +112,8 @@ class Replica(Node):
         self._last_ack = 0.0
         self._snapshotting: asyncio.Task[Any] | None = None
         self.linked = False  # run_link is following the primary
+        self.damage: Damage | None = None  # set aside at start; cleared once synced again
+        store.on_fault = self._on_disk_fault
 
     @property
     def offset(self) -> int:
@@ -158,9 +167,14 @@ class Replica(Node):
         backoff = 0.05
         self.linked = True
         while self.linked:
+            if self.store.fault:  # the disk watcher resumes the log, then we sync again
+                await asyncio.sleep(0.2)
+                continue
             try:
                 await self._sync_once()
                 backoff = 0.05
+            except DiskFault as e:
+                slog("replica_link_stopped_disk", level="error", error=str(e))
             except Diverged as e:
                 slog("replica_diverged", level="error", error=str(e))
                 self.replid = ""
@@ -206,6 +220,9 @@ class Replica(Node):
                 if not self.linked:
                     call.cancel()
                     return
+                if self.store.fault:
+                    call.cancel()
+                    raise DiskFault(self.store.fault)
                 kind = msg.WhichOneof("kind")
                 if kind == "records":
                     self._check_epoch(msg.records.epoch)
@@ -252,7 +269,10 @@ class Replica(Node):
             offset = self._offset
             if offset == acked and self.lag_ms() == 0 and not self._ack_due():
                 continue  # nothing new: the idle ack goes once a second
-            await self.store.durable(self.received)  # written (fsync=always: fsynced) first
+            try:
+                await self.store.durable(self.received)  # written (fsync=always: fsynced) first
+            except DiskFault:
+                return  # no ack for what is not durable; the link stops at its next message
             self._last_ack = time.monotonic()
             acked = offset
             yield pb.ReplicaMessage(ack=pb.Ack(offset=offset, lag_ms=self.lag_ms()))
@@ -281,6 +301,7 @@ class Replica(Node):
             self.replid = c.replid
             ids.save(self.store.dir, {"replid": c.replid})
         self.partial_syncs += 1
+        self._healed()
         self.link = "up"
         self._acking = True
         self._ack_now.fire()
@@ -297,7 +318,7 @@ class Replica(Node):
         t0, was = time.monotonic(), self._offset
         self.store.cut_back(offset)
         fresh = Engine(self.engine.config)
-        rec = self.store.recover(fresh, fresh.apply)
+        rec = self.store.recover(fresh, fresh.apply, set_aside=True)
         self.engine.keyspace = fresh.keyspace
         self.engine.foreign_layout = fresh.foreign_layout
         self._offset = self.received = self.primary_offset = rec.offset
@@ -309,6 +330,11 @@ class Replica(Node):
              load_seconds=round(time.monotonic() - t0, 3))  # fmt: skip
         if rec.offset != offset:
             raise Diverged(f"cut back to {offset} but the log recovered to {rec.offset}")
+
+    def _healed(self) -> None:
+        if self.damage is not None:
+            slog("damage_healed", offset=self._offset, was=self.damage.describe())
+            self.damage = None
 
     def _on_snapshot(self, full: pb.FullSync, data: bytes) -> None:
         t0 = time.monotonic()
@@ -325,6 +351,7 @@ class Replica(Node):
         self._offset = self.received = self.primary_offset = full.offset
         self.pending = b""
         self.full_syncs += 1
+        self._healed()
         METRICS.full_syncs.inc()
         self.link = "up"
         self._acking = True
@@ -375,6 +402,21 @@ class Replica(Node):
         if self.store.segment_bytes > self.snapshot_bytes and not self.pending:
             self.start_snapshot()
 
+    # ------------------------------------------------------------ disk faults
+
+    def _on_disk_fault(self, end: int | None) -> None:
+        """The own log failed: stop acking. Nothing is rolled back: a replica's state is the
+        primary's stream (records are applied only once written), only not all of it durable
+        here; `resume_log` snapshots it once the disk works again."""
+        self._acking = False
+        self._ack_now.fire()
+
+    async def resume_log(self) -> None:
+        """The disk works again: drop a partial record, snapshot the state at `offset` into a
+        fresh segment; the link then syncs on from there."""
+        await self.store.resume(self.engine, {"replid": self.replid}, self._offset)
+        self.received, self.pending = self._offset, b""
+
     # ------------------------------------------------------------ snapshots
 
     def start_snapshot(self) -> None:
@@ -420,4 +462,7 @@ class Replica(Node):
             "apply_lag_p99_ms": pct(0.99),
             "blocked_clients": self.blocked_clients,
             "replicas": [],
+            "disk_fault": self.store.fault,
+            "disk_free_bytes": self.store.free_bytes,
+            "damaged": self.damage.describe() if self.damage else "",
         }

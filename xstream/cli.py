@@ -21,10 +21,11 @@ from pathlib import Path
 
 import grpc
 
-from xstream import tools, up
+from xstream import checklog, tools, up
 from xstream.engine import Engine, EngineConfig, StreamError, snapshot
 from xstream.engine.reply import NULL_ARRAY, Reply, ReplyMap, Status
 from xstream.pipeline import cli as pipeline_cli
+from xstream.server.damage import CorruptLog
 from xstream.server.runner import NodeConfig, serve
 from xstream.server.store import FSYNC_POLICIES
 from xstream.v1 import xstream_pb2 as pb
@@ -104,6 +105,13 @@ def _node_args(p: argparse.ArgumentParser, port: int) -> None:
         default=64 << 20,
         help="snapshot when the log segment passes this many bytes (default 64 MiB)",
     )
+    p.add_argument(
+        "--disk-reserve-bytes",
+        type=int,
+        default=64 << 20,
+        help="refuse writes (MISCONF) while the data directory's file system has less free "
+        "space than this (default 64 MiB)",
+    )
     p.add_argument("--metrics-port", type=int, default=0, help="Prometheus /metrics (0 = off)")
     p.add_argument("--node-max-bytes", type=int, default=4096, help="stream-node-max-bytes")
     p.add_argument("--node-max-entries", type=int, default=100, help="stream-node-max-entries")
@@ -181,14 +189,21 @@ def _config(args: argparse.Namespace, role: str) -> NodeConfig:
     return cfg
 
 
-def run_primary(args: argparse.Namespace) -> int:
-    asyncio.run(serve(_config(args, "primary")))
+def _serve(cfg: NodeConfig) -> int:
+    try:
+        asyncio.run(serve(cfg))
+    except CorruptLog as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 3
     return 0
+
+
+def run_primary(args: argparse.Namespace) -> int:
+    return _serve(_config(args, "primary"))
 
 
 def run_replica(args: argparse.Namespace) -> int:
-    asyncio.run(serve(_config(args, "replica")))
-    return 0
+    return _serve(_config(args, "replica"))
 
 
 def run_node(args: argparse.Namespace) -> int:
@@ -203,8 +218,7 @@ def run_node(args: argparse.Namespace) -> int:
     if not cfg.name and cfg.host in ("0.0.0.0", "::") and not cfg.advertise:
         print("error: binding a wildcard address needs --advertise or --name", file=sys.stderr)
         return 2
-    asyncio.run(serve(cfg))
-    return 0
+    return _serve(cfg)
 
 
 def _admin(node: str, call: str, request: object) -> object | None:
@@ -286,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     _role_parsers(sub)
     up.add_parser(sub)
     tools.add_parsers(sub)
+    checklog.add_parser(sub)
     pipeline_cli.add_parser(sub)
     sh = sub.add_parser(
         "shell",

@@ -119,7 +119,13 @@ class Coordinator:
     def _publish(self, me: NodeStatus) -> None:
         try:
             self.election.publish_status(
-                me.address, me.role, me.epoch, me.offset, me.replid, me.leaderless_after
+                me.address,
+                me.role,
+                me.epoch,
+                me.offset,
+                me.replid,
+                me.leaderless_after,
+                me.damaged,
             )
         except EtcdError as exc:
             log.warning("coord publish failed: %s", exc)

@@ -5,7 +5,7 @@ Keys under `prefix` (a path such as "/xstream/cluster-a"):
     <prefix>/leader        {"name": ..., "value": ...}   bound to the holder's lease; its
                            create_revision is the fencing epoch
     <prefix>/nodes/<name>  {"address", "role", "epoch", "offset", "replid",
-                           "leaderless_after"}   bound to that
+                           "leaderless_after", "damaged"}   bound to that
                            node's lease, so a dead node's status disappears with its lease
 
 Every node holds one lease (granted on first need, refreshed by `keepalive()`); its leader key
@@ -86,6 +86,7 @@ class NodeRecord:
     replid: str
     mod_revision: int  # etcd revision of its last publish
     leaderless_after: int = -1  # NodeStatus.leaderless_after as published
+    damaged: bool = False  # NodeStatus.damaged as published
 
     def status(self, heard_at: float) -> NodeStatus:
         """As the resolver sees it, read at `heard_at` on the observer's clock."""
@@ -98,6 +99,7 @@ class NodeRecord:
             self.replid,
             heard_at,
             self.leaderless_after,
+            self.damaged,
         )
 
 
@@ -405,6 +407,7 @@ class Election:
         offset: int,
         replid: str,
         leaderless_after: int = -1,
+        damaged: bool = False,
     ) -> None:
         """Put this node's status key under its lease (granting one if needed)."""
         doc = {
@@ -414,6 +417,7 @@ class Election:
             "offset": offset,
             "replid": replid,
             "leaderless_after": leaderless_after,
+            "damaged": damaged,
         }
         key, value = _b64(self._nodes_prefix + self.name), _b64(json.dumps(doc))
         self._with_lease(
@@ -441,6 +445,7 @@ class Election:
                         str(doc["replid"]),
                         int(kv["mod_revision"]),
                         int(doc.get("leaderless_after", -1)),
+                        bool(doc.get("damaged", False)),
                     )
                 )
             except (ValueError, KeyError, TypeError):

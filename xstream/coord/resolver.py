@@ -92,6 +92,9 @@ class NodeStatus:
     # Published while its publisher saw no leader key, the last one it had seen having had this
     # create revision (0: none ever); -1: it saw a leader key. See "Settled" above.
     leaderless_after: int = -1
+    # Started on damaged data and not yet synced from a primary since: its log may lack
+    # acknowledged records that lay past the damage, so it never campaigns (store damage.py).
+    damaged: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,7 +349,7 @@ def _leaderless(
     if not _eligible(state, obs.me, timing):
         return []
     live = _live_peers(obs, timing)
-    better = [p for p in live if outranks(p, obs.me)]
+    better = [p for p in live if outranks(p, obs.me) and not p.damaged]
     since = state.leaderless_since
     assert since is not None
     settled = _settled(obs.me, live)
@@ -365,7 +368,10 @@ def _settled(me: NodeStatus, live: list[NodeStatus]) -> bool:
 
 
 def _eligible(state: State, me: NodeStatus, timing: Timing) -> bool:
-    """Within `max_lag` bytes of the furthest primary position heard (if a limit is set)."""
+    """Not damaged, and within `max_lag` bytes of the furthest primary position heard (if a
+    limit is set)."""
+    if me.damaged:
+        return False
     if timing.max_lag is None or state.last_primary is None:
         return True
     epoch, offset = state.last_primary

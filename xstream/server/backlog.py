@@ -57,17 +57,19 @@ class Backlog:
     def holds(self, pos: int) -> bool:
         return self.start <= pos <= self.end
 
-    def read(self, pos: int, max_bytes: int = 1 << 20) -> bytes:
-        """Bytes from `pos` (at least one chunk's worth, up to about max_bytes)."""
+    def read(self, pos: int, max_bytes: int = 1 << 20, end: int | None = None) -> bytes:
+        """Bytes from `pos` (at least one chunk's worth, up to about max_bytes), none at or
+        past `end` (what may be shipped yet; default the backlog's end)."""
         assert self.holds(pos), (pos, self.start, self.end)
-        if pos == self.end:
+        stop = self.end if end is None else min(end, self.end)
+        if pos >= stop:
             return b""
         i = bisect_right(self._starts, pos, self._head) - 1
-        parts = [self._chunks[i][pos - self._starts[i] :]]
+        parts = [self._chunks[i][pos - self._starts[i] : stop - self._starts[i]]]
         size = len(parts[0])
         i += 1
-        while i < len(self._chunks) and size < max_bytes:
-            parts.append(self._chunks[i])
-            size += len(self._chunks[i])
+        while i < len(self._chunks) and size < max_bytes and self._starts[i] < stop:
+            parts.append(self._chunks[i][: stop - self._starts[i]])
+            size += len(parts[-1])
             i += 1
         return parts[0] if len(parts) == 1 else b"".join(parts)

@@ -18,6 +18,7 @@ class NodeConfig:
     fsync: str = "everysec"
     backlog_bytes: int = 64 << 20  # both roles: a promoted replica serves partial resyncs
     snapshot_bytes: int = 64 << 20
+    disk_reserve_bytes: int = 64 << 20  # writes are refused below this much free space
     acks_timeout_ms: int = 5000
     expect_replicas: int = 0
     min_replicas_to_write: int = 0

@@ -73,7 +73,10 @@ class HostControl:
             reported = Role.UNKNOWN
         assert isinstance(node, Primary | Replica)
         epoch = log_epoch(node.epochs.history, node.offset)
-        return NodeStatus(self.name, host.address, reported, epoch, node.offset, node.replid)
+        damaged = isinstance(node, Replica) and node.damage is not None
+        return NodeStatus(
+            self.name, host.address, reported, epoch, node.offset, node.replid, damaged=damaged
+        )
 
     def step_down(self, reason: str) -> None:
         node = self.host.node

@@ -43,6 +43,15 @@ class Metrics:
         self.partial_syncs = Counter("xstream_partial_syncs", "Partial resyncs", registry=r)
         self.snapshots = Counter("xstream_snapshots", "Snapshots written", registry=r)
         self.aof_cuts = Counter("xstream_aof_tail_cuts", "Torn tails cut at load", registry=r)
+        self.disk_free = Gauge(
+            "xstream_disk_free_bytes", "Free bytes on the data directory's file system", registry=r
+        )
+        self.disk_faults = Counter(
+            "xstream_disk_faults", "Log writes or fsyncs that failed", ["op"], registry=r
+        )
+        self.disk_ok = Gauge(
+            "xstream_disk_writable", "1 while the log takes writes, 0 while it refuses", registry=r
+        )
 
 
 METRICS = Metrics()

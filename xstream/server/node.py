@@ -167,6 +167,11 @@ class Node(ABC):
     async def snapshot_now(self) -> tuple[int, int]:
         """Write a snapshot now; (offset, bytes)."""
 
+    @abstractmethod
+    async def resume_log(self) -> None:
+        """After a disk fault, once the disk takes writes again: snapshot the state into a
+        fresh log segment and take writes (store.py). OSError if the disk fails again."""
+
     # ------------------------------------------------------------ blocking reads
 
     async def block(self, spec: BlockSpec, rerun: Rerun) -> Result:

@@ -13,8 +13,10 @@ offset is a byte position in that stream (as Redis's master_repl_offset).
              | argc u32  | argc x element len u32 | the elements, concatenated|
              +-----------+------------------------+--------------------------+
 
-Integers are little-endian. The crc32 covers the payload: a torn or corrupt tail is found by
-a short header, a short payload or a checksum mismatch, and is cut, never applied.
+Integers are little-endian. The crc32 covers the payload; a payload is never empty (a write
+with no effects has no record), so a zero-filled region is not a run of valid records. A short
+header or payload is an incomplete record; a checksum mismatch or an impossible length is a
+corrupt one. Neither is ever applied; which of them recovery may cut is store.py's rule.
 """
 
 from __future__ import annotations
@@ -32,7 +34,16 @@ MAX_RECORD = 1 << 31  # a length above this is corruption, not a record
 
 
 class CorruptRecordError(Exception):
-    """A record whose checksum or structure is wrong (not merely incomplete)."""
+    """A record whose checksum or structure is wrong (not merely incomplete).
+
+    `pos` is where the bad record starts in the buffer scanned and `stop` where its header says
+    it ends (-1 when the header itself is impossible), so recovery can tell a torn last record
+    from damage with data after it."""
+
+    def __init__(self, message: str, pos: int = -1, stop: int = -1) -> None:
+        super().__init__(message)
+        self.pos = pos
+        self.stop = stop
 
 
 def encode(effects: Sequence[Sequence[bytes]]) -> bytes:
@@ -72,13 +83,13 @@ def scan(buf: bytes | bytearray | memoryview, pos: int = 0) -> Iterator[tuple[in
     end = len(mv)
     while end - pos >= HEADER.size:
         length, crc = HEADER.unpack_from(mv, pos)
-        if length > MAX_RECORD:
-            raise CorruptRecordError(f"record at {pos} claims {length} bytes")
+        if length > MAX_RECORD or length == 0:
+            raise CorruptRecordError(f"record at {pos} claims {length} bytes", pos)
         stop = pos + HEADER.size + length
         if stop > end:
             return
         if zlib.crc32(mv[pos + HEADER.size : stop]) != crc:
-            raise CorruptRecordError(f"record at {pos}: checksum mismatch")
+            raise CorruptRecordError(f"record at {pos}: checksum mismatch", pos, stop)
         yield pos, stop
         pos = stop
 

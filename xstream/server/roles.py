@@ -99,9 +99,11 @@ def primary_from(cfg: NodeConfig, engine: Engine, store: Store, rec: Recovery) -
 def replica_from(cfg: NodeConfig, engine: Engine, store: Store, rec: Recovery) -> Replica:
     backlog = Backlog.holding(cfg.backlog_bytes, rec.offset, b"".join(rec.tail))
     name = cfg.name or f"{cfg.host}:{cfg.port}"
-    return Replica(
+    replica = Replica(
         engine, store, rec.offset, name, "", cfg.primary, cfg.snapshot_bytes, backlog=backlog
     )
+    replica.damage = rec.damage
+    return replica
 
 
 class Host:

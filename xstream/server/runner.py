@@ -6,6 +6,11 @@ and its coordinator thread (coordinated.py) has it elected, promoted or pointed 
 serve(cfg) runs one until SIGINT/SIGTERM, then stops gracefully: the server stops taking
 calls (1 s grace), background tasks end, the log is flushed and fsynced.
 
+Damaged data (damage.py): a primary refuses to start on it (CorruptLog: the message says
+which file and offset, and what to do); a replica or an elected node keeps the good prefix,
+sets the rest aside and takes what it lacks from a primary. `watch_disk` reads the free
+space each second and, while the log is faulted, probes the disk and resumes it.
+
 Every node serves Streams, Admin and Replication: the node's role can change in place
 (roles.Host: promote, replicaof), and Replication answers UNAVAILABLE while it is a replica.
 """
@@ -84,13 +89,32 @@ async def _serve_host(cfg: NodeConfig, host: Host, store: Store) -> Running:
     await server.start()
     running = Running(host, server, port, store)
     running.tasks.append(asyncio.create_task(store.run_everysec()))
+    running.tasks.append(asyncio.create_task(watch_disk(host, store)))
     return running
 
 
+async def watch_disk(host: Host, store: Store, every: float = 1.0) -> None:
+    """Free space each `every` seconds; a faulted log is resumed once the disk takes a write
+    and an fsync again (and the reserve is free)."""
+    while True:
+        await asyncio.sleep(every)
+        store.check_space()
+        if not store.fault or not store.probe():
+            continue
+        try:
+            await host.node.resume_log()
+        except OSError as e:
+            slog("disk_resume_failed", level="error", error=e.strerror or str(e))
+
+
+def _store(cfg: NodeConfig) -> Store:
+    return Store(cfg.data_dir, cfg.fsync, cfg.disk_reserve_bytes)
+
+
 async def start_primary(cfg: NodeConfig) -> Running:
-    store = Store(cfg.data_dir, cfg.fsync)
+    store = _store(cfg)
     engine = _engine(cfg)
-    rec = store.recover(engine, engine.apply)
+    rec = store.recover(engine, engine.apply)  # CorruptLog: no primary on damaged data
     primary = primary_from(cfg, engine, store, rec)
     running = await _serve_host(cfg, Host(cfg, primary), store)
     slog(
@@ -106,9 +130,9 @@ async def start_primary(cfg: NodeConfig) -> Running:
 
 
 async def start_replica(cfg: NodeConfig) -> Running:
-    store = Store(cfg.data_dir, cfg.fsync)
+    store = _store(cfg)
     engine = _engine(cfg)
-    rec = store.recover(engine, engine.apply)
+    rec = store.recover(engine, engine.apply, set_aside=True)
     replica = replica_from(cfg, engine, store, rec)
     host = Host(cfg, replica)
     running = await _serve_host(cfg, host, store)
@@ -130,9 +154,9 @@ async def start_replica(cfg: NodeConfig) -> Running:
 async def start_node(cfg: NodeConfig) -> Running:
     """A node under automatic failover: a replica of nobody until its coordinator decides."""
     assert cfg.etcd, "start_node needs etcd endpoints"
-    store = Store(cfg.data_dir, cfg.fsync)
+    store = _store(cfg)
     engine = _engine(cfg)
-    rec = store.recover(engine, engine.apply)
+    rec = store.recover(engine, engine.apply, set_aside=True)
     replica = replica_from(cfg, engine, store, rec)
     replica.primary_address = ""
     host = Host(cfg, replica)

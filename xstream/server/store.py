@@ -3,15 +3,29 @@
     data-dir/
       snapshot-<offset>.xsnap   META magic | u32 meta length | meta JSON | engine snapshot
       aof-<base>.xlog           log records (records.py) from replication offset <base> on
-      aof-<base>.xlog.cut-<n>   bytes cut from a torn or corrupt tail at position n (kept)
+      aof-<base>.xlog.cut-<n>   bytes cut from a torn tail at position n (kept)
       aof-<base>.xlog.diverged-<n>  bytes cut back from position n after a failover: a
                                 deposed primary's writes that the new primary never had
+      *.corrupt, *.corrupt-<n>  damaged data a replica set aside (from position n) before
+                                taking what it lacks from its primary (damage.py)
 
 Invariants: the newest snapshot at offset S plus the segments with base >= S, replayed in
 base order, rebuild the state at the log's end; each segment's base is the previous one's end.
 A snapshot is written to a temporary file, fsynced, renamed and its directory fsynced before
 older snapshots and segments are deleted, so a crash at any point leaves a recoverable pair.
-Offsets are zero-padded to 20 digits so names sort in offset order.
+Offsets are zero-padded to 20 digits so names sort in offset order. Recovery cuts only a torn
+tail; any other damage stops it (CorruptLog) before anything on disk changes, unless the
+caller sets it aside (damage.py says which is which).
+
+Writing: `append` writes whole records to the file at once (the log before anything else: a
+record is shipped to replicas and answered only once it is in the file). A failed write or
+fsync is a *fault*: the bytes of the failed write are cut back to the record boundary, the
+store refuses every append (DiskFault) until `resume` has written a fresh snapshot, and
+`on_fault(end)` tells the role to bring its state back to `end`, what the log holds for
+sure (PostgreSQL's fsync lesson: a failed fsync is never retried and trusted; the snapshot
+at resume rewrites everything not known durable). Free space is read once a second
+(`check_space`, counted down on each append in between): below `reserve_bytes` writes are
+refused before they are applied.
 
 fsync policy (Redis's appendfsync): `always` fsyncs before a write is acknowledged (group
 commit: one fsync covers every write appended before it started); `everysec` fsyncs once a
@@ -21,6 +35,8 @@ second; `no` leaves it to the OS.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import json
 import os
 import struct
@@ -33,13 +49,19 @@ from typing import Any
 from xstream.engine import Engine, SnapshotError, snapshot
 
 from . import records
+from .damage import CorruptLog, Damage, stop_reason, torn_tail
 from .logs import slog
 from .metrics import METRICS
 
 META_MAGIC = b"XSMETA1\n"
 _U32 = struct.Struct("<I")
 FSYNC_POLICIES = ("always", "everysec", "no")
-FLUSH_BYTES = 1 << 20  # queued appends are written once they reach this (or at settle/fsync)
+DEFAULT_RESERVE = 64 << 20  # free bytes kept on the data directory's file system
+
+
+class DiskFault(Exception):  # noqa: N818 (a state of the store)
+    """The log cannot take writes: a write or fsync failed (or free space is below the
+    reserve). The text is the cause, as Redis's MISCONF line gives it."""
 
 
 @dataclass
@@ -48,8 +70,9 @@ class Recovery:
     meta: dict[str, Any] = field(default_factory=dict)  # the newest snapshot's meta
     snapshot_offset: int = 0
     records: int = 0  # records replayed from segments
-    cut_bytes: int = 0  # bytes cut from a torn or corrupt tail
+    cut_bytes: int = 0  # bytes cut from a torn tail
     tail: list[bytes] = field(default_factory=list)  # segment bytes after the snapshot
+    damage: Damage | None = None  # damage set aside (set_aside=True); the state is before it
 
 
 def _name(prefix: str, offset: int, suffix: str) -> str:
@@ -60,8 +83,17 @@ def _offset_of(path: Path) -> int:
     return int(path.name.split("-", 1)[1].split(".", 1)[0])
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
 class Store:
-    def __init__(self, directory: Path, fsync: str = "everysec") -> None:
+    def __init__(
+        self, directory: Path, fsync: str = "everysec", reserve_bytes: int = DEFAULT_RESERVE
+    ) -> None:
         if fsync not in FSYNC_POLICIES:
             raise ValueError(f"fsync must be one of {', '.join(FSYNC_POLICIES)}")
         self.dir = directory
@@ -72,11 +104,15 @@ class Store:
         self.synced = 0  # replication offset known durable
         self.segment_bytes = 0  # bytes in the open segment
         self.snapshot_offset = 0
+        self.reserve_bytes = reserve_bytes  # below this much free space, writes are refused
+        self.free_bytes = 1 << 62  # free space as last read, counted down by appends
+        self.fault = ""  # why the log refuses writes ("" = it takes them)
+        self.on_fault: Callable[[int | None], None] | None = None  # the role's rollback
         self._fd = -1
-        self._pending: list[bytes] = []  # appended, not yet written to the file
-        self._pending_bytes = 0
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
+        self._fsync_failed = False  # since the last resume: no fsync is trusted again
+        self._dry_run = False  # recover() only reports
 
     # ------------------------------------------------------------ recovery
 
@@ -86,48 +122,97 @@ class Store:
     def segments(self) -> list[Path]:
         return sorted(self.dir.glob("aof-*.xlog"))
 
-    def recover(self, engine: Engine, apply: Callable[[list[bytes]], object]) -> Recovery:
-        """Load the newest good snapshot into `engine`, replay the segments after it through
-        `apply`, cut a torn tail, and open the last segment for appending."""
+    def recover(
+        self,
+        engine: Engine,
+        apply: Callable[[list[bytes]], object],
+        set_aside: bool = False,
+        dry_run: bool = False,
+    ) -> Recovery:
+        """Load the newest snapshot into `engine`, replay the segments after it through
+        `apply`, cut a torn tail, and open the last segment for appending.
+
+        Damage (damage.py) raises CorruptLog with nothing on disk changed, or with `set_aside`
+        is moved aside: the state is the data before it and `Recovery.damage` says what.
+        `dry_run` changes nothing on disk and opens nothing: it only reports."""
+        self._dry_run = dry_run
         rec = Recovery()
-        for path in reversed(self.snapshots()):
-            try:
-                rec.meta = self._load_snapshot(engine, path)
-            except (SnapshotError, ValueError, OSError) as e:
-                slog("snapshot_unreadable", level="error", file=path.name, error=str(e))
-                continue
-            rec.snapshot_offset = rec.offset = _offset_of(path)
-            break
+        snaps = self.snapshots()
+        if snaps and not self._recover_snapshot(engine, snaps[-1], rec, set_aside):
+            return self._opened(rec)
         segments = [p for p in self.segments() if _offset_of(p) >= rec.offset]
         for i, path in enumerate(segments):
-            if _offset_of(path) != rec.offset:
-                slog("aof_gap", level="error", file=path.name, expected=rec.offset)
-                for later in segments[i:]:
-                    later.rename(later.with_suffix(later.suffix + ".orphan"))
-                segments = segments[:i]
+            base = _offset_of(path)
+            if base != rec.offset:
+                why = f"gap: this segment starts at offset {base}, the log before it ends"
+                self._damaged(Damage(path.name, 0, rec.offset, f"{why} at {rec.offset}"),
+                              segments[i:], rec, set_aside)  # fmt: skip
                 break
             data = path.read_bytes()
-            good, n, reason = self._replay(data, apply)
+            good, n, error = self._replay(data, apply)
             rec.records += n
             rec.offset += good
             rec.tail.append(data[:good])
-            if good < len(data):
-                self._cut(path, data, good, reason)
+            if good == len(data):
+                continue
+            if i == len(segments) - 1 and torn_tail(data, good, error):
+                self._cut(path, data, good, stop_reason(data, good, error))
                 rec.cut_bytes += len(data) - good
-                for later in segments[i + 1 :]:
-                    later.rename(later.with_suffix(later.suffix + ".orphan"))
-                segments = segments[: i + 1]
-                break
+            else:
+                damage = Damage(path.name, good, rec.offset, stop_reason(data, good, error))
+                self._damaged(damage, segments[i + 1 :], rec, set_aside, (path, data))
+            break
+        return self._opened(rec)
+
+    def _recover_snapshot(self, engine: Engine, path: Path, rec: Recovery, set_aside: bool) -> bool:
+        """Load the newest snapshot; False if it was damaged and set aside (state empty)."""
+        try:
+            rec.meta = self._load_snapshot(engine, path)
+        except (SnapshotError, ValueError, OSError, struct.error) as e:
+            damage = Damage(path.name, 0, _offset_of(path), f"unreadable snapshot: {e}")
+            later = [p for p in self.segments() if _offset_of(p) >= _offset_of(path)]
+            self._damaged(damage, [path, *later], rec, set_aside)
+            rec.damage = Damage(path.name, 0, 0, damage.reason)  # nothing before it is held
+            return False
+        rec.snapshot_offset = rec.offset = _offset_of(path)
+        return True
+
+    def _damaged(
+        self,
+        damage: Damage,
+        later: list[Path],
+        rec: Recovery,
+        set_aside: bool,
+        cut: tuple[Path, bytes] | None = None,
+    ) -> None:
+        if self._dry_run:
+            rec.damage = damage
+            return
+        if not set_aside:
+            slog("data_damaged", level="error", file=damage.file, at=damage.at,
+                 offset=damage.offset, reason=damage.reason)  # fmt: skip
+            raise CorruptLog(self.dir, damage)
+        if cut is not None:
+            path, data = cut
+            path.with_name(f"{path.name}.corrupt-{damage.at}").write_bytes(data[damage.at :])
+            self._truncate_file(path, damage.at)
+        for p in later:
+            p.rename(p.with_name(p.name + ".corrupt"))
+        rec.damage = damage
+        slog("damage_set_aside", level="error", file=damage.file, at=damage.at,
+             offset=damage.offset, reason=damage.reason, moved=len(later))  # fmt: skip
+
+    def _opened(self, rec: Recovery) -> Recovery:
+        if self._dry_run:
+            return rec
+        segments = [p for p in self.segments() if _offset_of(p) >= rec.snapshot_offset]
         self.snapshot_offset = rec.snapshot_offset
-        self._open(rec.offset if not segments else _offset_of(segments[-1]), rec.offset)
+        self._open(_offset_of(segments[-1]) if segments else rec.offset, rec.offset)
         self.synced = rec.offset
-        slog(
-            "recovered",
-            offset=rec.offset,
-            snapshot_offset=rec.snapshot_offset,
-            records=rec.records,
-            cut_bytes=rec.cut_bytes,
-        )
+        self.check_space()
+        slog("recovered", offset=rec.offset, snapshot_offset=rec.snapshot_offset,
+             records=rec.records, cut_bytes=rec.cut_bytes,
+             damaged=rec.damage.describe() if rec.damage else "")  # fmt: skip
         return rec
 
     def _load_snapshot(self, engine: Engine, path: Path) -> dict[str, Any]:
@@ -144,76 +229,140 @@ class Store:
         return meta
 
     @staticmethod
-    def _replay(data: bytes, apply: Callable[[list[bytes]], object]) -> tuple[int, int, str]:
-        """(bytes of whole good records, records, why it stopped early) after applying them."""
+    def _replay(
+        data: bytes, apply: Callable[[list[bytes]], object]
+    ) -> tuple[int, int, records.CorruptRecordError | None]:
+        """(bytes of whole good records, records, the error that stopped it) after applying
+        them; no error and fewer bytes than `data`: an incomplete record."""
         good = n = 0
-        reason = "torn tail (incomplete record)"
         try:
             for start, stop in records.scan(data):
                 for argv in records.decode_payload(records.payload(data, start, stop)):
                     apply(argv)
                 good, n = stop, n + 1
         except records.CorruptRecordError as e:
-            reason = f"corrupt record: {e}"
-        return good, n, reason
+            if e.pos < 0:  # the payload's structure, under a good checksum
+                e = records.CorruptRecordError(str(e), good, -1)
+            return good, n, e
+        return good, n, None
 
     def _cut(self, path: Path, data: bytes, good: int, reason: str) -> None:
+        if self._dry_run:
+            return
         kept = path.with_name(f"{path.name}.cut-{good}")
         kept.write_bytes(data[good:])
-        with path.open("r+b") as f:
-            f.truncate(good)
-            os.fsync(f.fileno())
+        self._truncate_file(path, good)
         slog(
             "aof_tail_cut",
             level="warning",
             file=path.name,
             at=good,
             cut_bytes=len(data) - good,
-            reason=reason,
+            reason=f"torn tail: {reason}",
             kept=kept.name,
         )
         METRICS.aof_cuts.inc()
 
+    @staticmethod
+    def _truncate_file(path: Path, size: int) -> None:
+        with path.open("r+b") as f:
+            f.truncate(size)
+            os.fsync(f.fileno())
+
+    def load_upto(self, engine: Engine, end: int) -> list[bytes]:
+        """Rebuild `engine` from the snapshot and the log up to `end` (a record boundary at or
+        after the snapshot) without touching the files; the log bytes after the snapshot."""
+        snaps = [p for p in self.snapshots() if _offset_of(p) <= end]
+        offset = 0
+        if snaps:
+            self._load_snapshot(engine, snaps[-1])
+            offset = _offset_of(snaps[-1])
+        tail: list[bytes] = []
+        for path in self.segments():
+            base = _offset_of(path)
+            if base < offset or base >= end:
+                continue
+            with path.open("rb") as f:
+                data = f.read(end - base)
+            for start, stop in records.scan(data):
+                for argv in records.decode_payload(records.payload(data, start, stop)):
+                    engine.apply(argv)
+            tail.append(data)
+            offset = base + len(data)
+        assert offset == end, (offset, end)
+        return tail
+
     # ------------------------------------------------------------ appending
 
-    def _open(self, base: int, end: int) -> None:
+    def _open(self, base: int, end: int, fresh: bool = False) -> None:
         if self._fd >= 0:
             os.close(self._fd)
         path = self.dir / _name("aof", base, ".xlog")
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if fresh else 0)
+        self._fd = os.open(path, flags, 0o644)
         self.base = base
         self.written = end
         self.segment_bytes = end - base
 
+    def check_writable(self) -> None:
+        """DiskFault if a write must be refused before it is applied."""
+        if self.fault:
+            raise DiskFault(self.fault)
+        if self.free_bytes < self.reserve_bytes:
+            raise DiskFault(
+                f"free space on the data directory's file system ({self.free_bytes} bytes) is "
+                f"below the reserve of {self.reserve_bytes} bytes (--disk-reserve-bytes)"
+            )
+
     def append(self, data: bytes) -> None:
-        """Queue whole records (or, on a replica, any run of the stream) for the open segment;
-        `flush` writes them (one write for everything queued)."""
-        self._pending.append(data)
-        self._pending_bytes += len(data)
+        """Write whole records (or, on a replica, any run of the stream) to the open segment.
+        On failure the segment is cut back to where it was and the store is faulted."""
+        if self.fault:
+            raise DiskFault(self.fault)
+        try:
+            _write_all(self._fd, data)
+        except OSError as e:
+            self._restore_boundary()
+            self._fail("write", e, self.written)
+            raise DiskFault(self.fault) from e
         self.written += len(data)
         self.segment_bytes += len(data)
-        if self._pending_bytes >= FLUSH_BYTES:
-            self.flush()
-
-    def flush(self) -> None:
-        """Write what is queued to the file (the OS's page cache; `durable` fsyncs)."""
-        if not self._pending:
-            return
-        data = self._pending[0] if len(self._pending) == 1 else b"".join(self._pending)
-        self._pending.clear()
-        self._pending_bytes = 0
-        view = memoryview(data)
-        while view:
-            n = os.write(self._fd, view)
-            view = view[n:]
+        self.free_bytes -= len(data)
         if self.fsync == "no":
             self.synced = self.written
 
+    def flush(self) -> None:
+        """Nothing is queued: `append` writes at once (kept for the roles' call sites)."""
+
+    def _restore_boundary(self) -> None:
+        """Cut the bytes of a failed write; if even that fails, `resume` starts afresh."""
+        try:
+            os.ftruncate(self._fd, self.segment_bytes)
+        except OSError as e:
+            slog("aof_boundary_restore_failed", level="error", error=e.strerror or str(e))
+
+    def _fail(self, op: str, e: OSError, rollback_to: int | None) -> None:
+        """Refuse writes from now on; the role rolls its state back to `rollback_to`."""
+        first = not self.fault
+        self.fault = e.strerror or errno.errorcode.get(e.errno or 0, str(e))
+        METRICS.disk_faults.labels(op).inc()
+        METRICS.disk_ok.set(0)
+        if first:
+            slog("disk_fault", level="error", op=op, error=self.fault, file=self._segment_name(),
+                 written=self.written, synced=self.synced, rollback_to=rollback_to)  # fmt: skip
+        if self.on_fault is not None:
+            self.on_fault(rollback_to)
+
+    def _segment_name(self) -> str:
+        return _name("aof", self.base, ".xlog")
+
     async def durable(self, offset: int) -> None:
-        """Return once `offset` is on disk as the policy promises (always: fsynced)."""
-        self.flush()
+        """Return once `offset` is on disk as the policy promises (always: fsynced); DiskFault
+        if an fsync failed first (or the record was rolled back): it is never retried."""
         if self.fsync != "always" or self.synced >= offset:
             return
+        if self.fault and (self._fsync_failed or offset > self.written):
+            raise DiskFault(self.fault)
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.append((offset, fut))
         if self._flusher is None or self._flusher.done():
@@ -223,9 +372,12 @@ class Store:
     async def _flush_loop(self) -> None:
         loop = asyncio.get_running_loop()
         while self._waiters:
-            self.flush()
             target = self.written
-            await loop.run_in_executor(None, self._fsync_now, self._fd)
+            try:
+                await loop.run_in_executor(None, self._fsync_now, self._fd)
+            except OSError as e:
+                self._fail_waiters(e)
+                return
             self.synced = max(self.synced, target)
             still = []
             for off, fut in self._waiters:
@@ -236,6 +388,19 @@ class Store:
                 else:
                     still.append((off, fut))
             self._waiters = still
+
+    def _fail_waiters(self, e: OSError) -> None:
+        """An fsync failed: what it covered is not known durable; the state goes back to
+        `synced` (nothing past it was answered or, with fsync=always, shipped)."""
+        with contextlib.suppress(OSError):  # else resume starts afresh at `synced`
+            os.ftruncate(self._fd, self.synced - self.base)
+        self.written, self.segment_bytes = self.synced, self.synced - self.base
+        self._fsync_failed = True
+        self._fail("fsync", e, self.synced)
+        waiters, self._waiters = self._waiters, []
+        for _, fut in waiters:
+            if not fut.done():
+                fut.set_exception(DiskFault(self.fault))
 
     @staticmethod
     def _fsync_now(fd: int) -> None:
@@ -248,11 +413,71 @@ class Store:
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(1.0)
-            self.flush()
-            if self.fsync == "everysec" and self.written > self.synced:
+            if self.fsync == "everysec" and self.written > self.synced and not self.fault:
                 target = self.written
-                await loop.run_in_executor(None, self._fsync_now, self._fd)
+                try:
+                    await loop.run_in_executor(None, self._fsync_now, self._fd)
+                except OSError as e:  # acknowledged already: nothing to roll back
+                    self._fsync_failed = True
+                    self._fail("fsync", e, None)
+                    continue
                 self.synced = max(self.synced, target)
+
+    # ------------------------------------------------------------ free space and repair
+
+    def check_space(self) -> int:
+        """Read the free space (a metric) and log crossings of the reserve and of twice it."""
+        try:
+            st = os.statvfs(self.dir)
+        except OSError:
+            return self.free_bytes
+        before, free = self.free_bytes, st.f_bavail * st.f_frsize
+        self.free_bytes = free
+        METRICS.disk_free.set(free)
+        for mark, event in ((self.reserve_bytes, "disk_reserve_reached"),
+                            (2 * self.reserve_bytes, "disk_space_low")):  # fmt: skip
+            if free < mark <= before:
+                slog(event, level="warning", free_bytes=free, reserve_bytes=self.reserve_bytes,
+                     dir=str(self.dir))  # fmt: skip
+                break
+        if before < self.reserve_bytes <= free:
+            slog("disk_space_ok", free_bytes=free, reserve_bytes=self.reserve_bytes)
+        return free
+
+    def probe(self) -> bool:
+        """Does the disk take a write and an fsync again (and is the reserve free)?"""
+        if self.check_space() < self.reserve_bytes:
+            return False
+        path = self.dir / ".probe"
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                _write_all(fd, b"\0" * 4096)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            path.unlink()
+        except OSError:
+            return False
+        return True
+
+    async def resume(self, engine: Engine, meta: dict[str, Any], offset: int) -> None:
+        """After a fault: snapshot the state at `offset` (the role brought it back to what the
+        log holds, whole records) into a fresh segment, so nothing rests on pages a failed
+        write or fsync left; then take writes again. OSError (still faulted) if the disk fails
+        again."""
+        assert self.fault and offset <= self.written
+        body = b"".join(snapshot.dump_chunks(engine))
+        head = json.dumps({**meta, "offset": offset}).encode()
+        self._open(offset, offset, fresh=True)
+        await asyncio.get_running_loop().run_in_executor(
+            None, self.finish_snapshot, offset, META_MAGIC + _U32.pack(len(head)) + head + body
+        )
+        was, self.fault = self.fault, ""
+        self.synced = offset
+        self._fsync_failed = False
+        METRICS.disk_ok.set(1)
+        slog("disk_resumed", offset=offset, after=was)
 
     # ------------------------------------------------------------ snapshots
 
@@ -261,7 +486,6 @@ class Store:
 
         Returns (offset, file bytes); `finish_snapshot` writes them (in a worker thread).
         """
-        self.flush()
         offset = self.written
         if self.fsync != "no" and self._fd >= 0:
             os.fsync(self._fd)  # the old segment is complete before the new one starts
@@ -272,13 +496,19 @@ class Store:
         return offset, META_MAGIC + _U32.pack(len(head)) + head + body
 
     def finish_snapshot(self, offset: int, data: bytes) -> None:
-        """Write a snapshot durably, then delete what it supersedes. Thread-safe."""
+        """Write a snapshot durably, then delete what it supersedes. Thread-safe. OSError
+        leaves the older snapshot and segments in place (the temporary file is removed)."""
         final = self.dir / _name("snapshot", offset, ".xsnap")
         tmp = final.with_suffix(".tmp")
-        with tmp.open("wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            with tmp.open("wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            slog("snapshot_failed", level="error", offset=offset, error=e.strerror or str(e))
+            raise
         tmp.rename(final)
         dfd = os.open(self.dir, os.O_RDONLY)
         try:
@@ -296,8 +526,6 @@ class Store:
 
     def reset(self, offset: int, snapshot_bytes: bytes, meta: dict[str, Any]) -> None:
         """A replica's full sync: the received snapshot becomes the whole data set at `offset`."""
-        self._pending.clear()
-        self._pending_bytes = 0
         for old in self.snapshots():
             if _offset_of(old) > offset:  # from a history this one replaces
                 old.unlink(missing_ok=True)
@@ -312,7 +540,6 @@ class Store:
 
     def truncate_to(self, offset: int) -> None:
         """Drop what was written past `offset` (a replica's partial record before a resync)."""
-        self.flush()
         assert self.base <= offset <= self.written
         os.ftruncate(self._fd, offset - self.base)
         self.written = offset
@@ -324,7 +551,6 @@ class Store:
         that the new primary never had). Cut bytes are kept aside as
         `<segment>.diverged-<position>`; snapshots past `offset` are deleted. The state must
         then be rebuilt with `recover` (it reopens the segment that now ends at `offset`)."""
-        self.flush()
         if offset < self.snapshot_offset:
             raise ValueError(
                 f"cannot cut back to {offset}: the snapshot is at {self.snapshot_offset}"
@@ -342,17 +568,17 @@ class Store:
                 seg.with_name(f"{seg.name}.diverged-{offset - base}").write_bytes(
                     data[offset - base :]
                 )
-                with seg.open("r+b") as f:
-                    f.truncate(offset - base)
-                    os.fsync(f.fileno())
+                self._truncate_file(seg, offset - base)
             break
         slog("log_cut_back", level="warning", offset=offset, was=self.written)
         self.written = self.synced = offset
 
     def close(self) -> None:
         if self._fd >= 0:
-            self.flush()
-            if self.fsync != "no":
-                os.fsync(self._fd)
+            if self.fsync != "no" and not self.fault:
+                try:
+                    os.fsync(self._fd)
+                except OSError as e:
+                    slog("close_fsync_failed", level="error", error=e.strerror or str(e))
             os.close(self._fd)
             self._fd = -1
