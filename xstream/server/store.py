@@ -113,6 +113,7 @@ class Store:
         self._flusher: asyncio.Task[None] | None = None
         self._fsync_failed = False  # since the last resume: no fsync is trusted again
         self._dry_run = False  # recover() only reports
+        self._space_level = 0  # 0 free, 1 below twice the reserve, 2 below the reserve
 
     # ------------------------------------------------------------ recovery
 
@@ -308,6 +309,8 @@ class Store:
         """DiskFault if a write must be refused before it is applied."""
         if self.fault:
             raise DiskFault(self.fault)
+        if self.free_bytes < self.reserve_bytes and self._space_level < 2:
+            self.check_space()  # the estimate crossed it: read the space actually free
         if self.free_bytes < self.reserve_bytes:
             raise DiskFault(
                 f"free space on the data directory's file system ({self.free_bytes} bytes) is "
@@ -426,22 +429,20 @@ class Store:
     # ------------------------------------------------------------ free space and repair
 
     def check_space(self) -> int:
-        """Read the free space (a metric) and log crossings of the reserve and of twice it."""
+        """Read the free space (a metric); log when it falls below twice the reserve, below
+        the reserve (writes refused), and when it is back above."""
         try:
             st = os.statvfs(self.dir)
         except OSError:
             return self.free_bytes
-        before, free = self.free_bytes, st.f_bavail * st.f_frsize
-        self.free_bytes = free
+        free = self.free_bytes = st.f_bavail * st.f_frsize
         METRICS.disk_free.set(free)
-        for mark, event in ((self.reserve_bytes, "disk_reserve_reached"),
-                            (2 * self.reserve_bytes, "disk_space_low")):  # fmt: skip
-            if free < mark <= before:
-                slog(event, level="warning", free_bytes=free, reserve_bytes=self.reserve_bytes,
-                     dir=str(self.dir))  # fmt: skip
-                break
-        if before < self.reserve_bytes <= free:
-            slog("disk_space_ok", free_bytes=free, reserve_bytes=self.reserve_bytes)
+        level = 2 if free < self.reserve_bytes else 1 if free < 2 * self.reserve_bytes else 0
+        if level != self._space_level:
+            event = ("disk_space_ok", "disk_space_low", "disk_reserve_reached")[level]
+            slog(event, level="warning" if level else "info", free_bytes=free,
+                 reserve_bytes=self.reserve_bytes, dir=str(self.dir))  # fmt: skip
+            self._space_level = level
         return free
 
     def probe(self) -> bool:
