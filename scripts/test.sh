@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what it needs (Debian's redis-server, etcd-server and a Java
-# runtime; a cached venv with pyspark), then
+# The whole test suite: installs what it needs (Debian's redis-server, etcd-server, strace and a
+# Java runtime; a cached venv with pyspark), then
 # lint, types, and every pytest tier. Extra arguments go to pytest.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,6 +11,11 @@ if ! command -v redis-server >/dev/null; then
   $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq redis-server >/dev/null
   # The package starts a system instance; tests start their own on free ports.
   $sudo systemctl stop redis-server >/dev/null 2>&1 || $sudo service redis-server stop >/dev/null 2>&1 || true
+fi
+if ! command -v strace >/dev/null; then
+  echo "test: installing strace (fault injection in tests/integration/test_disk_faults.py)" >&2
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq strace >/dev/null
 fi
 if ! command -v java >/dev/null; then
   echo "test: installing a Java runtime (for the Spark tier)" >&2
