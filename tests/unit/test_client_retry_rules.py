@@ -135,6 +135,7 @@ def fail(details: str, *, status: str = "") -> Failure:
     [
         (fail("READONLY You can't write against a read only replica."), Outcome.REFUSED),
         (fail("READONLY You can't write against a deposed primary: ..."), Outcome.REFUSED),
+        (fail("MISCONF Errors writing to the AOF file: No space left on device"), Outcome.REFUSED),
         (fail("LEASELOST the lease lapsed"), Outcome.UNKNOWN),
         (fail("ACKTIMEOUT write applied on the primary ..."), Outcome.UNKNOWN),
         (fail("NOREPLICAS Not enough good replicas to write."), Outcome.FAILED),

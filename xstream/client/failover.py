@@ -6,7 +6,8 @@ What a failed call means (`classify`):
     Outcome      failure                                   the command
     FAILED       a command error (ERR, WRONGTYPE, NOREPLICAS, ...)   ran, or was refused for good
     REFUSED      READONLY (a replica, a deposed or stale primary,    was not applied; a primary
-                 a primary without a valid lease)                    elsewhere may take it
+                 a primary without a valid lease), MISCONF (its      elsewhere, or this one once
+                 log cannot take writes: rolled back)                its disk works, may take it
     NOT_SENT     UNAVAILABLE before the call reached a server        was not applied
     UNKNOWN      LEASELOST, ACKTIMEOUT (applied, not confirmed);     may or may not have been
                  UNAVAILABLE after sending, DEADLINE_EXCEEDED,       applied
@@ -31,7 +32,7 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-REFUSED_CODES = frozenset({"READONLY"})  # the write was not applied here: a primary may take it
+REFUSED_CODES = frozenset({"READONLY", "MISCONF"})  # not applied here: a primary may take it
 UNKNOWN_CODES = frozenset({"LEASELOST", "ACKTIMEOUT"})  # applied here, not confirmed
 UNKNOWN_STATUSES = frozenset(
     {"UNAVAILABLE", "DEADLINE_EXCEEDED", "CANCELLED", "INTERNAL", "UNKNOWN", "ABORTED"}
