@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -219,6 +219,43 @@ def test_no_live_peer_is_never_settled_early() -> None:
     state = State(leaderless_since=100.0)
     assert Campaign() not in run(Observation(100.0, me, lease, None, ()), state)
     assert Campaign() in run(Observation(100.5, me, lease, None, ()), state)
+
+
+def test_an_unwritable_primary_hands_over_to_a_replica_with_all_of_its_log() -> None:
+    lease = Lease(7, 2.0, sent_at=10.0)
+    key = LeaderKey("a", "a:1", 5, 7)
+    me = replace(node("a", Role.PRIMARY, 5, offset=900), writable=False)
+    heir = node("b", epoch=5, offset=900, heard_at=10.0)
+    actions = run(Observation(10.1, me, lease, key, (heir,)))
+    assert kinds(actions)[:2] == [StepDown, Resign]
+    assert "cannot take writes" in actions[0].reason  # type: ignore[union-attr]
+    for not_an_heir in (
+        replace(heir, offset=899),  # lacks some of the log: the handover would lose it
+        replace(heir, writable=False),
+        replace(heir, damaged=True),
+        replace(heir, epoch=4),
+        replace(heir, heard_at=0.0, name="c"),  # not live
+    ):
+        kept = run(Observation(10.1, me, lease, key, (not_an_heir,)))
+        assert AllowAcks in kinds(kept) and StepDown not in kinds(kept), not_an_heir
+    healthy = replace(me, writable=True)
+    assert StepDown not in kinds(run(Observation(10.1, healthy, lease, key, (heir,))))
+
+
+def test_damaged_and_unwritable_nodes_stand_aside_in_an_election() -> None:
+    lease = Lease(8, 9.0, sent_at=100.0)
+    state = State(leaderless_since=100.0)
+    best = node("a", offset=50, heard_at=100.0)
+    other = node("b", offset=40, heard_at=100.0)
+    for sick in (replace(best, damaged=True), replace(best, writable=False)):
+        assert Campaign() not in run(Observation(101.0, sick, lease, None, (other,)), state)
+        # the healthy node does not wait a grace for the sick one it ranks below
+        assert Campaign() in run(Observation(100.5, other, lease, None, (sick,)), state)
+    alone = replace(best, writable=False)  # no writable peer: it may still lead (reads, acks)
+    unwritable_peer = replace(other, writable=False)
+    assert Campaign() in run(Observation(100.5, alone, lease, None, (unwritable_peer,)), state)
+    damaged_alone = replace(best, damaged=True)
+    assert Campaign() not in run(Observation(105.0, damaged_alone, lease, None, ()), state)
 
 
 def test_stale_peers_do_not_hold_a_candidate_back() -> None:

@@ -126,6 +126,7 @@ class Coordinator:
                 me.replid,
                 me.leaderless_after,
                 me.damaged,
+                me.writable,
             )
         except EtcdError as exc:
             log.warning("coord publish failed: %s", exc)

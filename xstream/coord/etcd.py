@@ -5,7 +5,7 @@ Keys under `prefix` (a path such as "/xstream/cluster-a"):
     <prefix>/leader        {"name": ..., "value": ...}   bound to the holder's lease; its
                            create_revision is the fencing epoch
     <prefix>/nodes/<name>  {"address", "role", "epoch", "offset", "replid",
-                           "leaderless_after", "damaged"}   bound to that
+                           "leaderless_after", "damaged", "writable"}   bound to that
                            node's lease, so a dead node's status disappears with its lease
 
 Every node holds one lease (granted on first need, refreshed by `keepalive()`); its leader key
@@ -87,6 +87,7 @@ class NodeRecord:
     mod_revision: int  # etcd revision of its last publish
     leaderless_after: int = -1  # NodeStatus.leaderless_after as published
     damaged: bool = False  # NodeStatus.damaged as published
+    writable: bool = True  # NodeStatus.writable as published
 
     def status(self, heard_at: float) -> NodeStatus:
         """As the resolver sees it, read at `heard_at` on the observer's clock."""
@@ -100,6 +101,7 @@ class NodeRecord:
             heard_at,
             self.leaderless_after,
             self.damaged,
+            self.writable,
         )
 
 
@@ -408,6 +410,7 @@ class Election:
         replid: str,
         leaderless_after: int = -1,
         damaged: bool = False,
+        writable: bool = True,
     ) -> None:
         """Put this node's status key under its lease (granting one if needed)."""
         doc = {
@@ -418,6 +421,7 @@ class Election:
             "replid": replid,
             "leaderless_after": leaderless_after,
             "damaged": damaged,
+            "writable": writable,
         }
         key, value = _b64(self._nodes_prefix + self.name), _b64(json.dumps(doc))
         self._with_lease(
@@ -446,6 +450,7 @@ class Election:
                         int(kv["mod_revision"]),
                         int(doc.get("leaderless_after", -1)),
                         bool(doc.get("damaged", False)),
+                        bool(doc.get("writable", True)),
                     )
                 )
             except (ValueError, KeyError, TypeError):

@@ -39,6 +39,11 @@ Invariants (property-tested in tests/unit/test_resolver.py):
   deadline is in that replica's offset at any later publish), so `settle` is skipped:
   `k * grace` only. Until then the node decides again every `retry` to see them republish.
   With no live peer at all nothing is settled early (peers may not have published yet).
+- Damaged and unwritable nodes stand aside. A node started on damaged data never campaigns
+  until it has synced (its log may lack acknowledged records). A primary whose log cannot take
+  writes (a full or failing disk) steps down and resigns once a live, writable, undamaged
+  replica holds all of its log (same epoch, offset at least its own), so the handover loses
+  nothing; an unwritable node campaigns only when no writable peer could.
 """
 
 from __future__ import annotations
@@ -95,6 +100,9 @@ class NodeStatus:
     # Started on damaged data and not yet synced from a primary since: its log may lack
     # acknowledged records that lay past the damage, so it never campaigns (store damage.py).
     damaged: bool = False
+    # Its log takes writes: no disk fault, free space above the reserve (store.py). A primary
+    # that cannot write hands over to a replica that has all of its log and can.
+    writable: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,7 +328,22 @@ def _primary_fault(obs: Observation, timing: Timing) -> str | None:
     for peer in _live_peers(obs, timing):
         if peer.role is Role.PRIMARY and peer.epoch > me.epoch:
             return f"{peer.name} is primary at higher epoch {peer.epoch}"
+    if not me.writable:
+        for peer in _live_peers(obs, timing):
+            if _heir(peer, me):
+                return f"its log cannot take writes; {peer.name} holds all of it and can"
     return None
+
+
+def _heir(peer: NodeStatus, me: NodeStatus) -> bool:
+    """Can `peer` take over from this unwritable primary without losing any of its log?"""
+    return (
+        peer.role is Role.REPLICA
+        and peer.writable
+        and not peer.damaged
+        and peer.epoch == me.epoch
+        and peer.offset >= me.offset
+    )
 
 
 def _with_leader(obs: Observation, timing: Timing, role: Role, actions: list[Action]) -> None:
@@ -349,7 +372,13 @@ def _leaderless(
     if not _eligible(state, obs.me, timing):
         return []
     live = _live_peers(obs, timing)
-    better = [p for p in live if outranks(p, obs.me) and not p.damaged]
+    if not obs.me.writable and any(p.writable and not p.damaged for p in live):
+        return []  # a writable peer campaigns instead
+    better = [
+        p
+        for p in live
+        if outranks(p, obs.me) and not p.damaged and (p.writable or not obs.me.writable)
+    ]
     since = state.leaderless_since
     assert since is not None
     settled = _settled(obs.me, live)

@@ -74,8 +74,17 @@ class HostControl:
         assert isinstance(node, Primary | Replica)
         epoch = log_epoch(node.epochs.history, node.offset)
         damaged = isinstance(node, Replica) and node.damage is not None
+        store = node.store
+        writable = not store.fault and store.free_bytes >= store.reserve_bytes
         return NodeStatus(
-            self.name, host.address, reported, epoch, node.offset, node.replid, damaged=damaged
+            self.name,
+            host.address,
+            reported,
+            epoch,
+            node.offset,
+            node.replid,
+            damaged=damaged,
+            writable=writable,
         )
 
     def step_down(self, reason: str) -> None:
