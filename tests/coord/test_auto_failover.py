@@ -10,6 +10,8 @@ The container drills (tests/drills) repeat these under Docker with partitions.
 
 from __future__ import annotations
 
+import os
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -139,3 +141,51 @@ def test_graceful_stop_hands_over_without_waiting_for_the_lease(nodes: list[Node
     assert values(new) == [0]
     assert old.events("coordinator_resign_failed") == []
     print(f"graceful handover: {handover:.2f} s")
+
+
+def test_a_primary_whose_disk_fills_hands_over_and_loses_nothing(
+    tmp_path: Path, etcd: str, prefix: str
+) -> None:
+    if os.geteuid() != 0 and not os.environ.get("CI"):
+        pytest.skip("mounting a tmpfs needs root")
+    c = Cluster(tmp_path)
+    mounts: list[Path] = []
+    failed = True
+    try:
+        common = ["--etcd", etcd, "--etcd-prefix", prefix, "--lease-ttl", str(TTL),
+                  "--expect-replicas", "2", "--disk-reserve-bytes", str(1 << 20)]  # fmt: skip
+        nodes = []
+        for i in range(3):
+            mnt = tmp_path / f"disk{i}"
+            mnt.mkdir()
+            subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mnt)], check=True)
+            mounts.append(mnt)
+            node = c._node("node", [*common, "--name", f"n{i}"])
+            node.data_dir = mnt / "data"
+            nodes.append(node.start())
+        old = the_primary(nodes)
+        acked = [seq for seq in range(100) if write(old, seq)]
+        poll("every node converged", lambda: converged(nodes))
+        filler = old.data_dir.parent / "filler"
+        subprocess.run(
+            ["dd", "if=/dev/zero", f"of={filler}", "bs=64k"], check=False, capture_output=True
+        )  # fmt: skip  (until ENOSPC)
+        filler.write_bytes(b"")  # back to just below the reserve: 1 MiB minus what dd left
+        subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=64k", "count=120"],
+                       check=False, capture_output=True)  # fmt: skip
+        new = the_primary([n for n in nodes if n is not old], timeout=20)
+        poll("a quorum-acked write on the new primary", lambda: write(new, 100), 10)
+        acked.append(100)
+        assert old.events("primary_deposed") or role(old) != "primary"
+        for n in nodes:
+            if n is not old:
+                assert sorted(values(n)) == acked
+        filler.unlink()
+        poll("the old primary follows the new one", lambda: role(old) == "replica")
+        poll("every node converged", lambda: converged(nodes), 20)
+        assert sorted(values(old)) == acked
+        failed = False
+    finally:
+        c.close(dump=failed)
+        for mnt in mounts:
+            subprocess.run(["umount", "-l", str(mnt)], check=False)
