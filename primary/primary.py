@@ -59,7 +59,7 @@ from xstream.server import epochs, ids, records, wire
 from xstream.server.backlog import Backlog
 from xstream.server.logs import slog
 from xstream.server.metrics import METRICS
-from xstream.server.node import Argv, Node, Signal, now_ms
+from xstream.server.node import Argv, Node, Signal, log_snapshot_failure, now_ms
 from xstream.server.store import DiskFault, Store
 from xstream.v1 import xstream_pb2 as pb
 
@@ -493,6 +493,7 @@ class Primary(Node):
         if self._snapshotting is not None and not self._snapshotting.done():
             return None
         self._snapshotting = asyncio.get_running_loop().create_task(self.snapshot_now())
+        self._snapshotting.add_done_callback(log_snapshot_failure)
         return self._snapshotting
 
     async def snapshot_now(self) -> tuple[int, int]:

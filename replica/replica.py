@@ -57,7 +57,7 @@ from xstream.server.backlog import Backlog
 from xstream.server.damage import Damage
 from xstream.server.logs import slog
 from xstream.server.metrics import METRICS
-from xstream.server.node import Argv, Node, Signal
+from xstream.server.node import Argv, Node, Signal, log_snapshot_failure
 from xstream.server.service import MAX_MESSAGE
 from xstream.server.store import DiskFault, Store
 from xstream.v1 import xstream_pb2 as pb
@@ -422,6 +422,7 @@ class Replica(Node):
     def start_snapshot(self) -> None:
         if self._snapshotting is None or self._snapshotting.done():
             self._snapshotting = asyncio.get_running_loop().create_task(self.snapshot_now())
+            self._snapshotting.add_done_callback(log_snapshot_failure)
 
     async def snapshot_now(self) -> tuple[int, int]:
         if self.pending:  # a snapshot sits on a record boundary

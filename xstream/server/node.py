@@ -32,6 +32,7 @@ from xstream.engine.reply import Reply, Status
 from xstream.v1 import xstream_pb2 as pb
 
 from .epochs import EpochState
+from .logs import slog
 from .metrics import METRICS
 
 Argv = list[bytes]
@@ -63,6 +64,13 @@ class Signal:
             await fut
         finally:
             handle.cancel()
+
+
+def log_snapshot_failure(task: asyncio.Task[Any]) -> None:
+    """Done-callback of a background snapshot: its failure is logged (store.py already said
+    which file); the older snapshot and the log stay, and the next one is tried later."""
+    if not task.cancelled() and task.exception() is not None:
+        slog("background_snapshot_failed", level="error", error=str(task.exception()))
 
 
 def _resolve(fut: asyncio.Future[None]) -> None:

@@ -31,6 +31,7 @@ from xstream.v1 import xstream_pb2_grpc as pb_grpc
 from . import wire
 from .metrics import METRICS
 from .node import Argv, Node
+from .store import DiskFault
 
 MAX_MESSAGE = 256 << 20
 # Request metadata: the client's last write offset (for WAIT), or on a read its session offset
@@ -270,7 +271,11 @@ class AdminService(pb_grpc.AdminServicer):
         return pb.WaitReply(replicas=n)
 
     async def Snapshot(self, request: pb.SnapshotRequest, context: Any) -> pb.SnapshotReply:  # noqa: N802
-        offset, size = await self.node.snapshot_now()
+        try:
+            offset, size = await self.node.snapshot_now()
+        except (DiskFault, OSError) as e:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, f"snapshot failed: {e}")
+            raise
         return pb.SnapshotReply(offset=offset, bytes=size)
 
     async def Digest(self, request: pb.DigestRequest, context: Any) -> pb.DigestReply:  # noqa: N802

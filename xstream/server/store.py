@@ -486,10 +486,18 @@ class Store:
         """Serialize the state now (consistent at `written`) and start a new segment there.
 
         Returns (offset, file bytes); `finish_snapshot` writes them (in a worker thread).
+        DiskFault while the log is faulted (`resume` snapshots then).
         """
+        if self.fault:
+            raise DiskFault(self.fault)
         offset = self.written
         if self.fsync != "no" and self._fd >= 0:
-            os.fsync(self._fd)  # the old segment is complete before the new one starts
+            try:  # the old segment is complete before the new one starts
+                os.fsync(self._fd)
+            except OSError as e:
+                self._fsync_failed = True
+                self._fail("fsync", e, None)  # acknowledged already (else its writer waits)
+                raise DiskFault(self.fault) from e
         body = b"".join(snapshot.dump_chunks(engine))
         head = json.dumps({**meta, "offset": offset}).encode()
         self._open(offset, offset)
