@@ -334,9 +334,6 @@ class Store:
         if self.fsync == "no":
             self.synced = self.written
 
-    def flush(self) -> None:
-        """Nothing is queued: `append` writes at once (kept for the roles' call sites)."""
-
     def _restore_boundary(self) -> None:
         """Cut the bytes of a failed write; if even that fails, `resume` starts afresh."""
         try:
