@@ -27,7 +27,16 @@ if [ ! -f .venv/.deps ] || [ "$(cat .venv/.deps)" != "$deps" ]; then
   echo "$site" > "$vsite/_xstream_deps.pth"
   echo "$deps" > .venv/.deps
 fi
-.venv/bin/python -m pip install -q --no-build-isolation --no-deps -e . >/dev/null
+# The editable install is redone only when its inputs change (a new venv, or pyproject.toml):
+# once per change, silently; its output is shown only if it fails.
+stamp=$(cat pyproject.toml "$deps/.complete" | sha256sum | cut -c1-16)
+if [ ! -f .venv/.editable ] || [ "$(cat .venv/.editable)" != "$stamp" ]; then
+  if ! out=$(.venv/bin/python -m pip install -q --no-build-isolation --no-deps -e . 2>&1); then
+    echo "$out" >&2
+    exit 1
+  fi
+  echo "$stamp" > .venv/.editable
+fi
 # Spark finds data sources by listing top-level `pyspark_*` modules on sys.path; the editable
 # install's import hook is invisible to that listing, so put the module's folder on the path.
 vsite=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')

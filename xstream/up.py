@@ -1,13 +1,20 @@
 """`xstream up`: a local cluster as child processes, no Docker: a primary on 7700 and
 replicas on 7701 and 7702, data under ./data, metrics on 9700-9702. Ctrl-C (or SIGTERM)
-stops all three gracefully; if one exits, the others are stopped too."""
+stops all three gracefully; if one exits, the others are stopped too.
+
+The terminal gets a short human summary (nodes, roles, addresses, data and log files, how to
+stop) and, while it runs, one line per warning or error a node logs; the nodes' JSON log
+lines go to `<data-dir>/logs/<node>.log`. `--log-format json` prints the JSON lines on the
+terminal instead (as a service manager wants them)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -34,20 +41,105 @@ def add_parser(sub: Any) -> None:
         default=9700,
         help="primary metrics port; replicas use the next two (0 = off)",
     )
+    p.add_argument(
+        "--log-format",
+        choices=["human", "json"],
+        default="human",
+        help="human: a summary here, JSON logs in <data-dir>/logs/ (default); json: the "
+        "nodes' JSON log lines here",
+    )
     p.set_defaults(func=up)
+
+
+def _name(role: str, port: int) -> str:
+    return role if role == "primary" else f"replica-{port}"
+
+
+def _log_path(args: argparse.Namespace, role: str, port: int) -> Path:
+    return args.data_dir / "logs" / f"{_name(role, port)}.log"
 
 
 def _spawn(
     role: str, port: int, args: argparse.Namespace, extra: list[str]
 ) -> subprocess.Popen[bytes]:
-    d = args.data_dir / (role if role == "primary" else f"replica-{port}")
+    d = args.data_dir / _name(role, port)
     metrics = args.metrics_port + (port - args.port) if args.metrics_port else 0
     cmd = [
         sys.executable, "-m", "xstream.cli", role,
         "--port", str(port), "--data-dir", str(d), "--fsync", args.fsync,
         "--metrics-port", str(metrics), *extra,
     ]  # fmt: skip
-    return subprocess.Popen(cmd)
+    if args.log_format == "json":
+        return subprocess.Popen(cmd)
+    log = _log_path(args, role, port)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as f:
+        return subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT)
+
+
+def _summary(args: argparse.Namespace, ports: list[int]) -> str:
+    rows = [("node", "role", "address", "metrics", "data", "log")]
+    for port in ports:
+        role = "primary" if port == args.port else "replica"
+        metrics = args.metrics_port + (port - args.port) if args.metrics_port else 0
+        rows.append((
+            _name(role, port), role, f"127.0.0.1:{port}",
+            f"http://127.0.0.1:{metrics}/metrics" if metrics else "-",
+            str(args.data_dir / _name(role, port)),
+            str(_log_path(args, role, port)) if args.log_format == "human" else "(here)",
+        ))  # fmt: skip
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    table = ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+             for r in rows]  # fmt: skip
+    primary = f"127.0.0.1:{args.port}"
+    return "\n".join([
+        "xstream up: 3 nodes running; Ctrl-C stops them all",
+        *table,
+        f"try:  xstream cli --node {primary} XADD events '*' user_id 1 action click",
+        f"      xstream info --node 127.0.0.1:{ports[1]}",
+    ])  # fmt: skip
+
+
+class LogTail(threading.Thread):
+    """Prints one human line per warning or error the nodes log (their JSON log files)."""
+
+    def __init__(self, paths: dict[str, Path]) -> None:
+        super().__init__(daemon=True)
+        self.paths = paths
+        self.offsets = {name: p.stat().st_size if p.exists() else 0 for name, p in paths.items()}
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(0.5):
+            for name, path in self.paths.items():
+                for line in self._new_lines(name, path):
+                    print(_human(name, line), file=sys.stderr, flush=True)
+
+    def _new_lines(self, name: str, path: Path) -> list[str]:
+        try:
+            with path.open("rb") as f:
+                f.seek(self.offsets[name])
+                data = f.read()
+        except OSError:
+            return []
+        whole = data[: data.rfind(b"\n") + 1]
+        self.offsets[name] += len(whole)
+        out = []
+        for raw in whole.decode(errors="replace").splitlines():
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue  # not a log line (a traceback is in the file)
+            if isinstance(event, dict) and event.get("level") in ("warning", "error", "critical"):
+                out.append(event)
+        return out  # type: ignore[return-value]
+
+
+def _human(name: str, event: Any) -> str:
+    skip = {"ts", "level", "node", "event"}
+    fields = " ".join(f"{k}={v}" for k, v in event.items() if k not in skip)
+    when = str(event.get("ts", ""))[11:19]
+    return f"{when} {name} {event.get('level')}: {event.get('event')} {fields}"
 
 
 def _wait_ready(address: str, deadline: float, proc: subprocess.Popen[bytes]) -> bool:
@@ -78,18 +170,22 @@ def up(args: argparse.Namespace) -> int:
             procs.append(_spawn("replica", port, args, ["--primary", primary]))
         for port, proc in zip(ports[1:], procs[1:], strict=True):
             _wait_ready(f"127.0.0.1:{port}", time.monotonic() + 30, proc)
+    tail = None
     if all(p.poll() is None for p in procs) and len(procs) == 3:
-        print(
-            f"up: primary {primary}, replicas 127.0.0.1:{ports[1]} and 127.0.0.1:{ports[2]}; "
-            f"data under {args.data_dir}/. "
-            f"Try: xstream cli --node {primary} XADD s '*' f v. Ctrl-C stops.",
-            file=sys.stderr,
-            flush=True,
-        )
+        print(_summary(args, ports), file=sys.stderr, flush=True)
+        if args.log_format == "human":
+            roles = ["primary", "replica", "replica"]
+            paths = {
+                _name(r, port): _log_path(args, r, port)
+                for r, port in zip(roles, ports, strict=True)
+            }
+            tail = LogTail(paths)
+            tail.start()
     while not stopping and len(procs) == 3 and all(p.poll() is None for p in procs):
         time.sleep(0.2)
     if not stopping:
-        print("up: a node exited; stopping the others", file=sys.stderr, flush=True)
+        where = f" (see {args.data_dir / 'logs'})" if args.log_format == "human" else ""
+        print(f"up: a node exited{where}; stopping the others", file=sys.stderr, flush=True)
     for p in procs:
         if p.poll() is None:
             p.send_signal(signal.SIGTERM)
@@ -100,4 +196,7 @@ def up(args: argparse.Namespace) -> int:
         except subprocess.TimeoutExpired:
             p.kill()
         code = code or (p.returncode if not stopping else 0)
+    if tail is not None:
+        tail.stopped.set()
+    print("up: stopped", file=sys.stderr, flush=True)
     return code

@@ -180,3 +180,8 @@ def test_xstream_up_runs_a_primary_and_two_replicas_with_metrics(tmp_path) -> No
         sys.stderr.write(log.read_text(errors="replace")[-5000:])
     assert proc.returncode == 0
     assert (tmp_path / "data" / "primary").is_dir()
+    out = log.read_text()
+    assert "xstream up: 3 nodes running; Ctrl-C stops them all" in out and "up: stopped" in out
+    assert f"127.0.0.1:{base + 2}" in out and '"event"' not in out  # JSON lines go to files
+    primary_log = (tmp_path / "data" / "logs" / "primary.log").read_text()
+    assert '"event": "primary_ready"' in primary_log
