@@ -80,6 +80,7 @@ COMMANDS: dict[bytes, Command] = dict(
         _cmd("keys", keys.keys, 2, False),
         _cmd("scan", keys.scan, -2, False),
         _cmd("flushall", keys.flushall, -1, True),
+        _cmd("dbsize", keys.dbsize, 1, False),
         _cmd("set", keys.set_, -3, True),
         _cmd("get", keys.get, 2, False),
     ]

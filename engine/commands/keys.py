@@ -44,6 +44,10 @@ def keys(ctx: Ctx) -> Reply:
     return [k for k in ctx.keyspace if everything or glob.match(pattern, k)]
 
 
+def dbsize(ctx: Ctx) -> Reply:
+    return len(ctx.keyspace)
+
+
 def flushall(ctx: Ctx) -> Reply:
     if len(ctx.argv) > 2 or (len(ctx.argv) == 2 and word(ctx.argv[1]) not in (b"async", b"sync")):
         raise syntax_error()

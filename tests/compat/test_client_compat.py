@@ -288,8 +288,10 @@ def test_keyspace(both: Both) -> None:
     both.ok("exists", "s", "k", "nokey", "s")
     both.ok("keys", norm=sort_keys)
     both.ok("keys", "s*", norm=sort_keys)
+    both.ok("dbsize")
     both.ok("delete", "k", "nokey")
     both.ok("delete", "nokey")
+    both.ok("dbsize")
     assert sorted(both.ours.scan_iter()) == sorted(both.theirs.scan_iter())
     ours, theirs = both.run("scan", 0, match="*", count=100)
     assert ours == theirs  # one key, so the whole keyspace in one step: cursor 0

@@ -48,3 +48,25 @@ def test_pipeline_batches_and_wait(cluster: Cluster) -> None:
     assert c.wait(1, 5000) == 1
     cluster.settled(p, [r1])
     assert p.digest() == r1.digest()
+
+
+def test_what_redis_py_users_call_first(cluster: Cluster) -> None:
+    p = cluster.primary()
+    r = cluster.replica(p)
+    c = cluster.client(p, decode_responses=True)
+    assert c.ping() is True
+    assert c.echo("hé") == "hé"
+    assert c.dbsize() == 0
+    c.xadd("events", {"a": "1"})
+    assert c.dbsize() == 1
+    cluster.settled(p, [r])
+    info = c.info()
+    assert info["role"] == "master" and info["connected_slaves"] == 1
+    assert info["slave0"]["state"] == "online" and info["slave0"]["port"] == r.port
+    assert info["db0"] == {"keys": 1, "expires": 0, "avg_ttl": 0}
+    assert info["aof_last_write_status"] == "ok" and info["redis_version"] == "8.8.0"
+    assert set(c.info("replication")) >= {"role", "master_repl_offset", "master_replid"}
+    assert "redis_version" not in c.info("replication")
+    on_replica = cluster.client(r, decode_responses=True).info("replication")
+    assert on_replica["role"] == "slave" and on_replica["master_link_status"] == "up"
+    assert on_replica["master_port"] == p.port

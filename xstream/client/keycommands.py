@@ -1,5 +1,6 @@
 """The keyspace and server commands a node answers besides streams: DEL, EXISTS, TYPE, KEYS,
-SCAN, FLUSHALL, SET, GET, MEMORY USAGE, WAIT, and `execute_command` for anything else.
+SCAN, FLUSHALL, DBSIZE, SET, GET, MEMORY USAGE, PING, ECHO, INFO, WAIT, and
+`execute_command` for anything else.
 
 Names, arguments, client-side checks and reply shapes are redis-py 8.1's (RESP2). SET's
 options are built as redis-py builds them; the node itself takes only `SET key value` and
@@ -14,18 +15,43 @@ from typing import Any
 
 from .argv import CommandHost
 from .errors import DataError
-from .shapes import CALLBACKS, bool_ok, identity, parse_scan, parse_set_result
+from .shapes import (
+    CALLBACKS,
+    bool_ok,
+    identity,
+    parse_info,
+    parse_ping,
+    parse_scan,
+    parse_set_result,
+)
 
 # Commands that never change state: everything else is sent as a write (to the primary).
 READ_ONLY = frozenset(
     {
         b"XLEN", b"XRANGE", b"XREVRANGE", b"XREAD", b"XPENDING", b"XINFO", b"EXISTS",
-        b"TYPE", b"KEYS", b"SCAN", b"GET", b"MEMORY",
+        b"TYPE", b"KEYS", b"SCAN", b"GET", b"MEMORY", b"DBSIZE", b"PING", b"ECHO", b"INFO",
     }
 )  # fmt: skip
 
 
 class KeyCommands(CommandHost):
+    def ping(self, **kwargs: Any) -> Any:
+        """True once the node answers PONG."""
+        return self._call(self._argv("PING"), parse_ping, write=False)
+
+    def echo(self, value: Any) -> Any:
+        """`value`, sent to the node and back."""
+        return self._call(self._argv("ECHO", value), identity, write=False)
+
+    def info(self, section: Any = None, *args: Any) -> Any:
+        """INFO as a dict of typed fields (redis-py's shape): every section, or those named."""
+        words = [w for w in (section, *args) if w is not None]
+        return self._call(self._argv("INFO", *words), parse_info, write=False)
+
+    def dbsize(self) -> Any:
+        """The number of keys."""
+        return self._call(self._argv("DBSIZE"), identity, write=False)
+
     def delete(self, *names: Any) -> Any:
         """Delete the keys `names`; the number deleted."""
         return self._call(self._argv("DEL", *names), identity, write=True)

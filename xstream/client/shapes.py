@@ -168,6 +168,44 @@ def parse_set_result(get: bool) -> Parse:
     return parse
 
 
+def parse_ping(response: Any) -> bool:
+    return bool(str_if_bytes(response) == "PONG")
+
+
+def _info_value(text: str) -> Any:
+    """An INFO value as redis-py types it: int, float, a dict for `a=1,b=2`, a list for
+    `a,b`, else the text."""
+    if "=" in text:
+        out: dict[str, Any] = {}
+        for item in filter(None, text.split(",")):
+            key, eq, value = item.rpartition("=")
+            out[key if eq else value] = _info_value(value) if eq else True
+        return out
+    if "," in text:
+        return [_info_value(v) for v in text.split(",") if v]
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_info(response: Any) -> dict[str, Any]:
+    """INFO's text as a dict of field -> typed value (redis-py's shape); lines without a
+    colon go under "__raw__"."""
+    info: dict[str, Any] = {}
+    for line in str_if_bytes(response).splitlines():
+        if not line or line.startswith("#"):
+            continue
+        key, colon, value = line.partition(":")
+        if colon:
+            info[key] = _info_value(value)
+        else:
+            info.setdefault("__raw__", []).append(line)
+    return info
+
+
 def parse_scan(response: Any) -> tuple[int, list[Any]]:
     cursor, keys = response
     return int(cursor), keys
@@ -193,4 +231,6 @@ CALLBACKS: dict[str, Parse] = {
     "FLUSHALL": bool_ok,
     "SET": parse_set_result(False),
     "SCAN": parse_scan,
+    "PING": parse_ping,
+    "INFO": parse_info,
 }

@@ -2,9 +2,9 @@
 
 The event loop thread is the single writer (Redis's main thread): every engine call runs on it
 without an `await` in between, so commands never interleave. `Node.execute(argv)` is the one
-argv dispatch of a server: a few server commands (WAIT, PING, ROLE) live here, everything else
-is looked up in the engine's command table; writes go to `write()` (the primary logs and ships
-them; a replica refuses them with READONLY).
+argv dispatch of a server: a few server commands (WAIT, PING, ROLE, ECHO, INFO) live here,
+everything else is looked up in the engine's command table; writes go to `write()` (the primary
+logs and ships them; a replica refuses them with READONLY).
 
 Session offsets: a read may carry its client's session offset (`client_offset`, the highest
 offset the client has written or read at); `reach` holds it until the node has applied that
@@ -31,6 +31,7 @@ from xstream.engine.context import BlockSpec
 from xstream.engine.reply import Reply, Status
 from xstream.v1 import xstream_pb2 as pb
 
+from . import infotext
 from .epochs import EpochState
 from .logs import slog
 from .metrics import METRICS
@@ -275,5 +276,21 @@ async def _role(node: Node, argv: Argv, client_offset: int) -> tuple[Reply, int]
     )
 
 
+async def _echo(node: Node, argv: Argv, client_offset: int) -> tuple[Reply, int]:
+    if len(argv) != 2:
+        raise StreamError("wrong number of arguments for 'echo' command")
+    return argv[1], node.offset
+
+
+async def _info(node: Node, argv: Argv, client_offset: int) -> tuple[Reply, int]:
+    return infotext.render(node.info(), argv[1:]), node.offset
+
+
 ServerCommand = Callable[[Node, Argv, int], Awaitable[tuple[Reply, int]]]
-SERVER_COMMANDS: dict[bytes, ServerCommand] = {b"WAIT": _wait, b"PING": _ping, b"ROLE": _role}
+SERVER_COMMANDS: dict[bytes, ServerCommand] = {
+    b"WAIT": _wait,
+    b"PING": _ping,
+    b"ROLE": _role,
+    b"ECHO": _echo,
+    b"INFO": _info,
+}
