@@ -464,9 +464,11 @@ class Store:
         log holds, whole records) into a fresh segment, so nothing rests on pages a failed
         write or fsync left; then take writes again. OSError (still faulted) if the disk fails
         again."""
-        assert self.fault and offset <= self.written
+        assert self.fault and self.base <= offset <= self.written
         body = b"".join(snapshot.dump_chunks(engine))
         head = json.dumps({**meta, "offset": offset}).encode()
+        with contextlib.suppress(OSError):  # the old segment ends at a record boundary too
+            os.ftruncate(self._fd, offset - self.base)
         self._open(offset, offset, fresh=True)
         await asyncio.get_running_loop().run_in_executor(
             None, self.finish_snapshot, offset, META_MAGIC + _U32.pack(len(head)) + head + body
