@@ -1,9 +1,12 @@
-"""Requests a node cannot decode fail alone with INVALID_ARGUMENT and a clear message, on
-every service, and the node keeps serving; error lines quoting bytes that are not UTF-8
-arrive as escapes (they used to leave the call unanswered)."""
+"""Bytes at the edge: requests a node cannot decode fail alone with INVALID_ARGUMENT and a
+clear message, on every service, and the node keeps serving; error lines quoting bytes that
+are not UTF-8 arrive as escapes (they used to leave the call unanswered); `xstream cli`
+takes and prints binary keys and values."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import grpc
@@ -67,3 +70,20 @@ def test_error_line_with_binary_argument_is_escaped(cluster: Cluster) -> None:
     )
     assert reply.replies[0].error.startswith("ERR unknown command 'NOSUCHCMD'")
     assert "'\\xff'" in reply.replies[0].error
+
+
+def test_cli_takes_and_prints_binary(cluster: Cluster) -> None:
+    p = cluster.primary()
+    xstream = [sys.executable, "-m", "xstream.cli", "cli", "--node", p.address]
+    key, value = b"\xff\xfe", b"\xff"
+    run = lambda *a: subprocess.run([*xstream, *a], capture_output=True, check=False)  # noqa: E731
+    out = run(b"XADD", key, b"1-1", b"f", value)
+    assert (out.returncode, out.stdout, out.stderr) == (0, b'"1-1"\n', b"")
+    out = run(b"XRANGE", key, b"-", b"+")
+    assert out.stdout.splitlines() == [b'1) 1) "1-1"', b'   2) 1) "f"', b'      2) "\\xff"']
+    out = run(b"NOSUCHCMD", key)
+    assert out.stdout.startswith(b"(error) ERR unknown command 'NOSUCHCMD'"), out
+    assert b"'\\xff\\xfe'" in out.stdout and out.stderr == b""
+    line = b"XLEN " + key + b"\n"
+    piped = subprocess.run(xstream, input=line, capture_output=True, check=False)
+    assert piped.stdout == b"(integer) 1\n", piped
