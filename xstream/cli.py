@@ -160,6 +160,22 @@ def _node_args(p: argparse.ArgumentParser, port: int) -> None:
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info")
 
 
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds >= 0")
+    return value
+
+
+def _forget_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--replica-forget-after",
+        type=_seconds,
+        default=60.0,
+        help="seconds a departed replica still counts in R for acks=quorum|all (default 60)",
+    )
+
+
 def _primary_args(pp: argparse.ArgumentParser) -> None:
     """Options of a node that takes writes (a primary, or a node that may be elected)."""
     pp.add_argument(
@@ -180,6 +196,7 @@ def _primary_args(pp: argparse.ArgumentParser) -> None:
         default=0,
         help="replicas in the cluster, for acks=quorum|all before they attach",
     )
+    _forget_arg(pp)
     pp.add_argument(
         "--min-replicas-to-write",
         type=int,
@@ -331,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         default=64 << 20,
         help="records kept for its replicas' partial resyncs once promoted (default 64 MiB)",
     )
+    _forget_arg(rp)
     rp.set_defaults(func=run_replica)
     _node_parser(sub)
     _role_parsers(sub)
