@@ -395,8 +395,8 @@ class Primary(Node):
     def attach(self, hello: pb.Hello) -> ReplicaLink:
         """A new link for a (checked, peers.check_hello) Hello. It replaces the link of the
         same name, if any: that replica reconnected, it is counted once, and its old call ends
-        at its sender's next step (`serves`). Acks count from what the new link is sent, never
-        from the Hello's word."""
+        at its sender's next step (`serves`). Nothing counts as acked until the sync sets
+        the starting point (the resume point, or 0 for a full sync) and acks follow."""
         link = ReplicaLink(hello.name, hello.address, ack_time=time.monotonic())
         self.replicas[hello.name] = link
         return link
