@@ -23,10 +23,16 @@ takes writes again. A replica that holds more of this primary's own epoch than t
 back, and the primary stops taking writes so that the node with the data can take over.
 
 Acks: `quorum` needs the replicas that make a majority of the cluster together with the
-primary: (1 + R) // 2 of R replicas, where R is the number of replicas known (ever attached
-since start, or --expect-replicas if larger). `all` needs all R. A write whose acks do not
-arrive in time fails with `ACKTIMEOUT ...`: it is applied and logged on the primary (it may
-still reach replicas), but it is never reported as replicated.
+primary: (1 + R) // 2 of R replicas; `all` needs all R. R counts the live members of the
+cluster: the replicas connected now or gone for less than `replica_forget_after` seconds
+(--replica-forget-after), or --expect-replicas if larger. So a replica that reconnects keeps
+its place (a link of the same name replaces its old one: it is counted once), one that went
+away for good stops counting once forgotten, and a stray attach cannot inflate R for ever.
+Without --expect-replicas a primary whose replicas have all been forgotten is back to R = 0,
+as at start: set it to the cluster's size when quorum|all must mean replicas. A write whose
+acks do not arrive in time fails with `ACKTIMEOUT ...`: it is applied and logged on the
+primary (it may still reach replicas), but it is never reported as replicated. Only acks
+earned count: an ack beyond the offset sent on its link is refused (peers.py) and closes it.
 
 Epochs (epochs.py): the primary writes under its epoch. Once it has seen a newer one (a Hello
 from a replica of a newer primary) it is *deposed*: it persists that epoch, refuses writes with
@@ -47,6 +53,7 @@ primary may not have it). So no reply acknowledges a write once the lease may ha
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from bisect import bisect_right
@@ -63,6 +70,8 @@ from xstream.server.node import Argv, Node, Signal, log_snapshot_failure, now_ms
 from xstream.server.store import DiskFault, Store
 from xstream.v1 import xstream_pb2 as pb
 
+from . import peers
+
 
 @dataclass
 class Options:
@@ -71,6 +80,7 @@ class Options:
     min_replicas_to_write: int = 0
     min_replicas_max_lag: float = 10.0  # seconds
     snapshot_bytes: int = 64 << 20  # snapshot once the open log segment passes this
+    replica_forget_after: float = 60.0  # seconds a departed replica still counts in R
 
 
 @dataclass
@@ -82,6 +92,8 @@ class ReplicaLink:
     state: str = "sync"  # "sync" (full sync running), "online"
     connected: bool = True
     lag_ms_reported: int = 0
+    sent: int = 0  # end of the stream handed to this link's sender: no ack may pass it
+    left_at: float = 0.0  # monotonic time it disconnected (0: connected)
 
 
 @dataclass
@@ -313,8 +325,24 @@ class Primary(Node):
     def required_acks(self, concern: pb.WriteConcern | None) -> int:
         if concern is None or concern.acks == pb.ACKS_LEADER:
             return 0
-        known = max(len(self.replicas), self.options.expect_replicas)
+        known = max(self.members(), self.options.expect_replicas)
         return known if concern.acks == pb.ACKS_ALL else (1 + known) // 2
+
+    def members(self) -> int:
+        """Replicas connected or departed less than `replica_forget_after` ago (see R in the
+        module doc); the others are forgotten here."""
+        now = time.monotonic()
+        for name, r in list(self.replicas.items()):
+            if not r.connected and now - r.left_at >= self.options.replica_forget_after:
+                self._forget(name, round(now - r.left_at, 3))
+        return len(self.replicas)
+
+    def _forget(self, name: str, gone: float) -> None:
+        del self.replicas[name]
+        for gauge in (METRICS.replica_ack, METRICS.replica_lag_bytes, METRICS.replica_lag_ms):
+            with contextlib.suppress(KeyError):
+                gauge.remove(name)
+        slog("replica_forgotten", replica=name, gone_seconds=gone, replicas=len(self.replicas))
 
     def _check_min_replicas(self) -> None:
         need = self.options.min_replicas_to_write
@@ -424,6 +452,11 @@ class Primary(Node):
         )
 
     def on_ack(self, link: ReplicaLink, offset: int, lag_ms: int) -> None:
+        """Count an ack; PeerError (nothing changed) if it is beyond what the link was sent.
+        Acks during a full sync are not counted (nothing is applied until it ends)."""
+        peers.check_ack(offset, link.sent)
+        if link.state == "sync":
+            return
         link.ack_offset = max(link.ack_offset, offset)
         link.ack_time = time.monotonic()
         link.lag_ms_reported = lag_ms
@@ -448,16 +481,22 @@ class Primary(Node):
     # ------------------------------------------------------------ replicas
 
     def attach(self, hello: pb.Hello) -> ReplicaLink:
-        link = self.replicas.get(hello.name)
-        if link is None:
-            link = self.replicas[hello.name] = ReplicaLink(hello.name, hello.address)
-        link.address, link.connected, link.state = hello.address, True, "sync"
-        link.ack_offset = hello.offset if hello.replid in (self.replid, self.replid2) else 0
-        link.ack_time = time.monotonic()
+        """A new link for a (checked, peers.check_hello) Hello. It replaces the link of the
+        same name, if any: that replica reconnected, it is counted once, and its old call ends
+        at its sender's next step (`serves`). Nothing counts as acked until the sync sets
+        the starting point (the resume point, or 0 for a full sync) and acks follow."""
+        link = ReplicaLink(hello.name, hello.address, ack_time=time.monotonic())
+        self.replicas[hello.name] = link
         return link
 
+    def serves(self, link: ReplicaLink) -> bool:
+        """`link` is the current one of its replica (no newer call replaced it)."""
+        return self.replicas.get(link.name) is link
+
     def detach(self, link: ReplicaLink) -> None:
-        link.connected = False
+        """The link's call ended: it still counts in R until forgotten (`members`)."""
+        if self.serves(link) and link.connected:
+            link.connected, link.left_at = False, time.monotonic()
 
     def resume_point(self, hello: pb.Hello) -> int | None:
         """Where a replica continues with a partial resync, or None for a full sync.
@@ -509,14 +548,15 @@ class Primary(Node):
 
     def info(self) -> dict[str, Any]:
         reps = []
+        self.members()  # forgotten replicas are not shown
         for r in self.replicas.values():
-            host, _, port = r.address.rpartition(":")
+            host, port = peers.split_address(r.address) or ("", 0)  # never raises on peer data
             reps.append(
                 {
                     "name": r.name,
                     "address": r.address,
                     "host": host,
-                    "port": int(port or 0),
+                    "port": port,
                     "ack_offset": r.ack_offset,
                     "lag_offset": max(0, self.offset - r.ack_offset),
                     "lag_ms": self.lag_ms(r),

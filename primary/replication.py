@@ -13,11 +13,20 @@ at once (consistent at one offset) streamed in ~1 MiB chunks, then the records f
 offset. Records messages carry runs of the byte stream, up to ~1 MiB each, never one message
 per command. A replica whose position falls out of the backlog while it is being served is
 disconnected (it reconnects and full-syncs).
+
+Hostile or broken peers (peers.py): a Hello with an empty or absurd name or an address that
+is not HOST:PORT, any message after it but an Ack, an Ack beyond the offset sent on its link,
+or a message that does not decode: the call is closed with INVALID_ARGUMENT and the reason,
+logged (`replica_refused`, `replica_protocol_error`), and the link detached; nothing else is
+affected. The sender records what it hands over (`ReplicaLink.sent`) *before* each message
+goes out, so a replica's honest ack can never be above it. A replica that reconnects gets a
+new link that replaces its old one; the old call ends at its sender's next step.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
 
@@ -31,6 +40,7 @@ from xstream.server.store import DiskFault
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
+from . import peers
 from .primary import Primary, ReplicaLink
 
 CHUNK = 1 << 20
@@ -67,10 +77,14 @@ class ReplicationService(pb_grpc.ReplicationServicer):
         self, request_iterator: AsyncIterator[pb.ReplicaMessage], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.PrimaryMessage]:
         first = await anext(request_iterator, None)
-        if first is None or first.WhichOneof("kind") != "hello":
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be hello")
+        hello = first.hello if first is not None else pb.Hello()
+        try:
+            if first is None or first.WhichOneof("kind") != "hello":
+                raise peers.PeerError("the first message must be hello")
+            peers.check_hello(hello.name, hello.address)
+        except peers.PeerError as e:
+            await self._refuse(context, hello, str(e))
             return
-        hello = first.hello
         p = await self._primary_for(hello, context)
         if p is None:
             return
@@ -82,13 +96,13 @@ class ReplicationService(pb_grpc.ReplicationServicer):
         try:
             point = p.resume_point(hello)
         except ValueError as e:  # not an epoch history
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            await self._refuse(context, hello, str(e))
             return
         link = p.attach(hello)
-        acks = asyncio.create_task(self._read_acks(request_iterator, link, p))
+        acks = asyncio.create_task(self._read_acks(request_iterator, link, p, context))
         try:
             if point is not None:
-                pos = link.ack_offset = point
+                pos = link.ack_offset = link.sent = point
                 p.partial_syncs += 1
                 METRICS.partial_syncs.inc()
                 slog("partial_resync", replica=link.name, offset=pos, backlog=p.offset - pos,
@@ -113,12 +127,18 @@ class ReplicationService(pb_grpc.ReplicationServicer):
                     yield msg
                 pos = offset
             link.state = "online"
-            async for msg in self._records(p, link, pos):
+            async for msg in self._records(p, link, pos, acks):
                 yield msg
         finally:
             acks.cancel()
             p.detach(link)
             slog("replica_detached", replica=link.name, ack_offset=link.ack_offset)
+
+    @staticmethod
+    async def _refuse(context: grpc.aio.ServicerContext, hello: pb.Hello, why: str) -> None:
+        slog("replica_refused", level="warning", replica=hello.name[: peers.MAX_NAME],
+             address=hello.address[:80], error=why)  # fmt: skip
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
 
     async def _full_sync(
         self, p: Primary, link: ReplicaLink, hello: pb.Hello, offset: int, chunks: list[bytes]
@@ -136,6 +156,7 @@ class ReplicationService(pb_grpc.ReplicationServicer):
             bytes=size,
             chunks=len(chunks),
         )
+        link.sent = offset
         yield pb.PrimaryMessage(
             full_sync=pb.FullSync(
                 replid=p.replid,
@@ -161,13 +182,16 @@ class ReplicationService(pb_grpc.ReplicationServicer):
         )
 
     async def _records(
-        self, p: Primary, link: ReplicaLink, pos: int
+        self, p: Primary, link: ReplicaLink, pos: int, reader: asyncio.Task[None]
     ) -> AsyncIterator[pb.PrimaryMessage]:
+        """Records from `pos` on, until the role ends, the link is replaced or its reader
+        stops (the replica's side ended, or it broke the protocol and the call is closed)."""
         last_sent = time.monotonic()
         epoch = p.epochs.epoch
         while True:
-            if p.closed or p.epochs.deposed:
-                slog("replica_link_closed", replica=link.name, pos=pos, deposed=p.epochs.deposed)
+            if p.closed or p.epochs.deposed or reader.done() or not p.serves(link):
+                slog("replica_link_closed", replica=link.name, pos=pos, deposed=p.epochs.deposed,
+                     replaced=not p.serves(link))  # fmt: skip
                 return
             backlog = p.backlog
             if pos < backlog.start:
@@ -178,6 +202,7 @@ class ReplicationService(pb_grpc.ReplicationServicer):
             ack_now = bool(p.acks_wanted())
             if data:
                 committed = p.commit_times.first_after(pos) or time.time()
+                link.sent = pos + len(data)  # before it goes out: its ack may come at once
                 yield pb.PrimaryMessage(
                     records=pb.Records(
                         start=pos,
@@ -213,10 +238,29 @@ class ReplicationService(pb_grpc.ReplicationServicer):
             last_sent = time.monotonic()
 
     async def _read_acks(
-        self, request_iterator: AsyncIterator[pb.ReplicaMessage], link: ReplicaLink, p: Primary
+        self,
+        request_iterator: AsyncIterator[pb.ReplicaMessage],
+        link: ReplicaLink,
+        p: Primary,
+        context: grpc.aio.ServicerContext,
     ) -> None:
-        async for msg in request_iterator:
-            if msg.WhichOneof("kind") == "ack":
-                if link.state == "sync":
-                    continue
+        """Count the replica's acks until its side ends; a protocol violation closes the call
+        (from this task: the sender may be blocked on a send) and detaches the link."""
+        try:
+            async for msg in request_iterator:
+                kind = msg.WhichOneof("kind")
+                if kind != "ack":
+                    raise peers.PeerError(f"unexpected {kind or 'empty'} message after hello")
                 p.on_ack(link, msg.ack.offset, msg.ack.lag_ms)
+        except peers.PeerError as e:
+            self._violated(p, link, str(e))
+            with contextlib.suppress(grpc.aio.AbortError):  # raised once the status is sent
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        except grpc.aio.AbortError:  # a message that did not decode (decoding.py closed it)
+            self._violated(p, link, "undecodable message")
+
+    @staticmethod
+    def _violated(p: Primary, link: ReplicaLink, why: str) -> None:
+        slog("replica_protocol_error", level="warning", replica=link.name, address=link.address,
+             sent=link.sent, ack_offset=link.ack_offset, error=why)  # fmt: skip
+        p.detach(link)

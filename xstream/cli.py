@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shlex
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -31,6 +33,55 @@ from xstream.server.store import FSYNC_POLICIES
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
+_ESCAPES = {
+    "\\": "\\\\",
+    '"': '\\"',
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\a": "\\a",
+    "\b": "\\b",
+}
+
+
+def quoted(b: bytes) -> str:
+    """A bulk string as redis-cli prints it (sdscatrepr): in double quotes, with backslash,
+    quote, \\n \\r \\t \\a \\b escaped and any other unprintable byte as \\xHH. Unlike
+    redis-cli, printable UTF-8 text stays as it is; bytes that are not UTF-8 are escapes."""
+    out = ['"']
+    for ch in b.decode("utf-8", "surrogateescape"):
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif "\udc80" <= ch <= "\udcff":  # a byte that is not UTF-8 (surrogateescape)
+            out.append(f"\\x{ord(ch) - 0xDC00:02x}")
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            out.extend(f"\\x{x:02x}" for x in ch.encode())
+    out.append('"')
+    return "".join(out)
+
+
+def words_of(line: str) -> list[bytes]:
+    """A command line's words as argv: shell quoting, and bytes that are not UTF-8 (command
+    line arguments and stdin decoded with surrogateescape) passed through unchanged."""
+    return [os.fsencode(w) for w in shlex.split(line)]
+
+
+def command_lines(words: list[str]) -> list[str] | Iterator[str]:
+    """One command from the given words, else each line of stdin (read as bytes, so input
+    that is not UTF-8 cannot fail to decode)."""
+    if words:
+        return [shlex.join(words)]
+    return (os.fsdecode(line) for line in sys.stdin.buffer)
+
+
+def safe_stdout() -> None:
+    """Text the terminal's encoding cannot show is printed as escapes, never a traceback."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="backslashreplace")
+
 
 def format_reply(reply: Reply, indent: int = 0) -> str:
     """A reply as redis-cli prints it."""
@@ -40,7 +91,7 @@ def format_reply(reply: Reply, indent: int = 0) -> str:
     if isinstance(reply, int):
         return f"(integer) {reply}"
     if isinstance(reply, bytes):
-        return '"' + reply.decode("utf-8", "backslashreplace") + '"'
+        return quoted(reply)
     if reply is None or reply is NULL_ARRAY:
         return "(nil)"
     items: list[Reply] = []
@@ -77,13 +128,12 @@ def shell(args: argparse.Namespace) -> int:
     engine = Engine(EngineConfig(args.node_max_bytes, args.node_max_entries))
     path = Path(args.snapshot) if args.snapshot else None
     _load(engine, path)
-    lines = [shlex.join(args.command)] if args.command else sys.stdin
+    safe_stdout()
     status = 0
-    for line in lines:
-        words = shlex.split(line)
-        if not words:
+    for line in command_lines(args.command):
+        argv = words_of(line)
+        if not argv:
             continue
-        argv = [w.encode() for w in words]
         try:
             print(format_reply(engine.execute(argv, int(time.time() * 1000)).reply))
         except StreamError as e:
@@ -118,6 +168,22 @@ def _node_args(p: argparse.ArgumentParser, port: int) -> None:
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info")
 
 
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds >= 0")
+    return value
+
+
+def _forget_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--replica-forget-after",
+        type=_seconds,
+        default=60.0,
+        help="seconds a departed replica still counts in R for acks=quorum|all (default 60)",
+    )
+
+
 def _primary_args(pp: argparse.ArgumentParser) -> None:
     """Options of a node that takes writes (a primary, or a node that may be elected)."""
     pp.add_argument(
@@ -138,6 +204,7 @@ def _primary_args(pp: argparse.ArgumentParser) -> None:
         default=0,
         help="replicas in the cluster, for acks=quorum|all before they attach",
     )
+    _forget_arg(pp)
     pp.add_argument(
         "--min-replicas-to-write",
         type=int,
@@ -295,6 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         default=64 << 20,
         help="records kept for its replicas' partial resyncs once promoted (default 64 MiB)",
     )
+    _forget_arg(rp)
     rp.set_defaults(func=run_replica)
     _node_parser(sub)
     _role_parsers(sub)

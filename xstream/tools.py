@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from typing import Any
 
@@ -87,18 +86,18 @@ _ACKS = {"leader": pb.ACKS_LEADER, "quorum": pb.ACKS_QUORUM, "all": pb.ACKS_ALL}
 
 
 def cli(args: argparse.Namespace) -> int:
-    from xstream.cli import format_reply  # noqa: PLC0415 (cli imports this module)
+    from xstream.cli import command_lines, format_reply, safe_stdout, words_of  # noqa: PLC0415 (cli imports this module)
 
-    lines = [shlex.join(args.command)] if args.command else sys.stdin
+    safe_stdout()
     concern = pb.WriteConcern(acks=_ACKS[args.acks])
     status = 0
     with grpc.insecure_channel(args.node) as channel:
         stub = pb_grpc.StreamsStub(channel)
-        for line in lines:
-            words = shlex.split(line)
-            if not words:
+        for line in command_lines(args.command):
+            argv = words_of(line)
+            if not argv:
                 continue
-            cmd = pb.Command(argv=[w.encode() for w in words], concern=concern)
+            cmd = pb.Command(argv=argv, concern=concern)
             try:
                 reply = stub.Execute(cmd, timeout=args.timeout)
             except grpc.RpcError as e:

@@ -21,6 +21,7 @@ class NodeConfig:
     disk_reserve_bytes: int = 64 << 20  # writes are refused below this much free space
     acks_timeout_ms: int = 5000
     expect_replicas: int = 0
+    replica_forget_after: float = 60.0  # seconds a departed replica still counts for acks
     min_replicas_to_write: int = 0
     min_replicas_max_lag: float = 10.0
     metrics_port: int = 0  # 0 = no metrics endpoint

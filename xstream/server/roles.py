@@ -69,6 +69,7 @@ def options_of(cfg: NodeConfig) -> Options:
         min_replicas_to_write=cfg.min_replicas_to_write,
         min_replicas_max_lag=cfg.min_replicas_max_lag,
         snapshot_bytes=cfg.snapshot_bytes,
+        replica_forget_after=cfg.replica_forget_after,
     )
 
 

@@ -4,7 +4,8 @@ Servicers only translate (wire.py) and call the node; a StreamError becomes a gR
 whose details are Redis's error line, with trailing metadata `xstream-error: 1` so clients can
 tell a command's error from a transport failure (and, on a replica, `xstream-primary`).
 `create_server` builds a server with health checking and reflection (grpcurl works) and
-returns it with its bound port (port 0 picks a free one).
+returns it with its bound port (port 0 picks a free one); a request that does not decode is
+INVALID_ARGUMENT on every service (decoding.py).
 
 The servicers reach the node through a `Served` (roles.Host): the node changes role in place
 (promotion, demotion), and every call uses the node of the moment. Epochs at the edge: every
@@ -29,6 +30,7 @@ from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
 from . import wire
+from .decoding import Decoding
 from .metrics import METRICS
 from .node import Argv, Node
 from .store import DiskFault
@@ -82,7 +84,7 @@ async def abort(node: Node, context: grpc.aio.ServicerContext, e: StreamError) -
     if primary:
         meta.append(("xstream-primary", primary))
     context.set_trailing_metadata(tuple(meta))
-    await context.abort(wire.status_code(e.line), e.line)
+    await context.abort(wire.status_code(e.line), wire.error_text(e.line))
 
 
 class StreamsService(pb_grpc.StreamsServicer):
@@ -121,7 +123,7 @@ class StreamsService(pb_grpc.StreamsServicer):
             raise
         context.set_trailing_metadata((_epoch_meta(node),))
         replies = [
-            pb.Reply(error=r.line)
+            pb.Reply(error=wire.error_text(r.line))
             if isinstance(r, StreamError)
             else pb.Reply(value=wire.to_value(r))
             for r in results
@@ -143,7 +145,7 @@ class StreamsService(pb_grpc.StreamsServicer):
                 ids = await node.ingest_batch(batch.key, split_entries(batch))
             except StreamError as e:
                 METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
-                out.error = e.line
+                out.error = wire.error_text(e.line)
                 break
             if ids:
                 out.first_ids.append(ids[0].decode())
@@ -153,7 +155,7 @@ class StreamsService(pb_grpc.StreamsServicer):
         try:
             await node.settle(node.offset, concern)
         except StreamError as e:
-            out.error = out.error or e.line
+            out.error = out.error or wire.error_text(e.line)
         out.offset = node.offset
         context.set_trailing_metadata((_epoch_meta(node),))
         return out
@@ -310,11 +312,12 @@ def create_server(
     """A gRPC server for `served` on `address` (host:port; port 0 = any free port); it sets
     the node's `health` servicer."""
     server = grpc.aio.server(
+        interceptors=[Decoding()],
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE),
             ("grpc.max_send_message_length", MAX_MESSAGE),
             ("grpc.so_reuseport", 0),
-        ]
+        ],
     )
     pb_grpc.add_StreamsServicer_to_server(StreamsService(served), server)
     pb_grpc.add_AdminServicer_to_server(AdminService(served), server)

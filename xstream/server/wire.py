@@ -4,7 +4,8 @@
 * `*_argv`: each typed request -> the argv Redis would receive, so typed calls go through
   the one argv dispatch (a typed call cannot mean something its argv does not);
 * `entries` / `streams`: the entry-list replies of XRANGE and XREAD as typed messages;
-* `status_code`: a Redis error line -> a gRPC status code (the details carry the line);
+* `status_code`: a Redis error line -> a gRPC status code (the details carry the line,
+  `error_text` makes it valid UTF-8);
 * `epoch_entries` / `history_from`: an epoch history <-> repeated EpochEntry.
 """
 
@@ -125,6 +126,12 @@ ERROR_MARK = ("xstream-error", "1")  # trailing metadata: the status details are
 
 def status_code(line: str) -> grpc.StatusCode:
     return _CODES.get(line.split(" ", 1)[0], grpc.StatusCode.INVALID_ARGUMENT)
+
+
+def error_text(line: str) -> str:
+    """An error line as gRPC details or a proto string: UTF-8 always, bytes of an argument
+    that are not UTF-8 (kept by the engine as surrogates) written as \\xHH escapes."""
+    return line.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 # ---------------------------------------------------------------- typed requests -> argv

@@ -1,0 +1,118 @@
+"""Request decoding at the gRPC edge: a request that does not parse is INVALID_ARGUMENT.
+
+grpc.aio decodes a request with the method's deserializer before any servicer runs, and an
+exception there becomes `UNKNOWN "Unexpected <class ...>"`: a client cannot tell its own
+malformed bytes from a server bug. `Decoding` (a server interceptor, so it covers every
+service on the server: Streams, Admin, Replication, health, reflection) takes the decoding
+over: the handler receives raw bytes and decodes them itself, and a payload that does not
+parse aborts the call with
+
+    INVALID_ARGUMENT  <method>: undecodable request: <the parser's message>
+
+A stream of requests is decoded message by message; the abort happens where the servicer
+reads the bad one (a call already answered partly is ended there). Nothing else changes:
+the call fails alone, the server keeps serving. Handlers that are plain functions (run in a
+thread by grpc.aio) keep grpc's own decoding: this server has none.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+from google.protobuf.message import DecodeError
+
+Decode = Callable[[bytes], Any]
+Handler = Any  # grpc.RpcMethodHandler, a namedtuple (its fields are replaced below)
+
+
+async def _decoded(raw: bytes, decode: Decode, method: str, context: Any) -> Any:
+    """`decode(raw)`, or the call aborted with INVALID_ARGUMENT."""
+    try:
+        return decode(raw)
+    except (DecodeError, ValueError) as e:  # ValueError: invalid UTF-8 in a string field
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{method}: undecodable request: {e}")
+
+
+async def _decoded_stream(
+    raws: AsyncIterator[bytes], decode: Decode, method: str, context: Any
+) -> AsyncIterator[Any]:
+    async for raw in raws:
+        yield await _decoded(raw, decode, method, context)
+
+
+def _single(behavior: Callable[..., Any], decode: Decode, method: str) -> Callable[..., Any]:
+    """The behavior of a method with one request, decoding it first."""
+    if inspect.isasyncgenfunction(behavior):
+
+        async def stream_out(raw: bytes, context: Any) -> AsyncIterator[Any]:
+            async for reply in behavior(await _decoded(raw, decode, method, context), context):
+                yield reply
+
+        return stream_out
+
+    async def one_out(raw: bytes, context: Any) -> Any:
+        return await behavior(await _decoded(raw, decode, method, context), context)
+
+    return one_out
+
+
+def _streamed(behavior: Callable[..., Any], decode: Decode, method: str) -> Callable[..., Any]:
+    """The behavior of a method with a request stream, decoding each message as it is read."""
+    if inspect.isasyncgenfunction(behavior):
+
+        async def stream_out(raws: AsyncIterator[bytes], context: Any) -> AsyncIterator[Any]:
+            async for reply in behavior(_decoded_stream(raws, decode, method, context), context):
+                yield reply
+
+        return stream_out
+
+    async def one_out(raws: AsyncIterator[bytes], context: Any) -> Any:
+        return await behavior(_decoded_stream(raws, decode, method, context), context)
+
+    return one_out
+
+
+def decoding(handler: Handler, method: str) -> Handler:
+    """`handler` taking raw bytes and decoding them itself (unchanged if it cannot)."""
+    decode = handler.request_deserializer
+    if decode is None:
+        return handler
+    for kind, wrap in (
+        ("unary_unary", _single),
+        ("unary_stream", _single),
+        ("stream_unary", _streamed),
+        ("stream_stream", _streamed),
+    ):
+        behavior = getattr(handler, kind)
+        if behavior is None:
+            continue
+        if not (inspect.iscoroutinefunction(behavior) or inspect.isasyncgenfunction(behavior)):
+            return handler
+        return handler._replace(request_deserializer=None, **{kind: wrap(behavior, decode, method)})
+    return handler
+
+
+class Decoding(grpc.aio.ServerInterceptor):
+    """Every method's handler, decoding its requests itself (one wrapper per method, kept)."""
+
+    def __init__(self) -> None:
+        self._wrapped: dict[str, tuple[Handler, Handler]] = {}  # method -> (original, wrapped)
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Handler:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return None
+        method = handler_call_details.method  # type: ignore[attr-defined]
+        cached = self._wrapped.get(method)
+        if cached is not None and cached[0] is handler:
+            return cached[1]
+        wrapped = decoding(handler, method)
+        self._wrapped[method] = (handler, wrapped)
+        return wrapped
