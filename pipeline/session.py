@@ -7,7 +7,7 @@ tier, benchmarks/spark_bench.py) comes from `local()`, so these settings live on
               spark.driver.host, and SPARK_LOCAL_IP for the JVM), so a local run never
               resolves the hostname to a LAN interface or listens on one
     logging   log4j2.properties next to this file replaces Spark's default profile: WARN
-              (INFO with verbose=True) on stderr, known start-up noise at ERROR; the JVM's
+              on stderr (INFO once started, with verbose=True), known noise at ERROR; the JVM's
               stderr is pumped through a filter that drops the one warning no log4j or JVM
               setting can silence ("Using incubator modules", printed by the JVM itself
               for the --add-modules that Spark's launcher always passes)
@@ -55,17 +55,18 @@ def local(
     os.environ["SPARK_LOCAL_IP"] = LOOPBACK
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    conf = SparkConf().setAll(list(settings(app, cores, memory, verbose, quick_start).items()))
+    conf = SparkConf().setAll(list(settings(app, cores, memory, quick_start).items()))
     if SparkContext._gateway is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
         SparkContext(conf=conf, gateway=_launch_gateway(conf, jvm_output))
     spark = SparkSession.builder.config(conf=conf).getOrCreate()
+    # A change of level also lifts the WARN threshold Spark's shell filter puts on the
+    # console, so INFO must come through setLogLevel, not log4j2.properties.
     spark.sparkContext.setLogLevel("INFO" if verbose else "WARN")
     return spark
 
 
-def settings(app: str, cores: int, memory: str, verbose: bool, quick_start: bool) -> dict[str, str]:
+def settings(app: str, cores: int, memory: str, quick_start: bool) -> dict[str, str]:
     java = [f"-Dlog4j2.configurationFile={LOG4J2.as_uri()}"]
-    java.append(f"-Dxstream.spark.log.level={'INFO' if verbose else 'WARN'}")
     if quick_start:
         java += ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
     return {
