@@ -1,6 +1,7 @@
 """xstream's data pipeline on Spark: the `xstream` PySpark data source and an example job.
 
     options.py   the source's options, validated on the driver
+    session.py   the one local SparkSession builder: loopback only, quiet (log4j2.properties)
     nodes.py     lazily opened per-process channels; XSPLITS (cut points, freshness, trims)
     arrow.py     XRANGE pages -> Arrow RecordBatches of the declared schema
     reading.py   planning (after, last] parts over replicas; reading them with checks

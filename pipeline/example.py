@@ -9,7 +9,8 @@ Batch by default; `--streaming` runs it as a Structured Streaming query with
 trigger(availableNow=True) and a checkpoint, so running it again processes only new entries
 (its per-minute rows are then partial aggregates of each run's new events). `--generate N`
 first appends N random-looking (deterministic) events, for trying it on an empty cluster.
-Progress goes to stderr, one line per step.
+Progress goes to stderr, one line per step with the time since start; the batch run prints
+its per-minute rows as a table on stdout. Spark's own logging is at WARN (`--verbose`: INFO).
 
     python -m xstream.pipeline.example --primary 127.0.0.1:7700 \
         --replicas 127.0.0.1:7701,127.0.0.1:7702 --generate 100000 --parquet out/minutes
@@ -18,10 +19,11 @@ Progress goes to stderr, one line per step.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from typing import Any
+
+SHOW_ROWS = 20  # the batch run prints its first per-minute rows as a table
 
 
 def _progress(msg: str, t0: float) -> None:
@@ -73,20 +75,6 @@ def aggregate(df: Any) -> Any:
     )
 
 
-def session() -> Any:
-    from pyspark.sql import SparkSession  # noqa: PLC0415
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    s = (
-        SparkSession.builder.appName("xstream-example")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .getOrCreate()
-    )
-    s.sparkContext.setLogLevel("ERROR")
-    return s
-
-
 def _events(reader: Any, args: argparse.Namespace) -> Any:
     """The input stream on a (batch or streaming) reader: read from the replicas, with the
     primary giving the freshest end."""
@@ -114,8 +102,7 @@ def run_batch(spark: Any, args: argparse.Namespace, t0: float) -> None:
         .save()
     )
     _progress(f"stream: {n} rows appended to {args.out!r} on {args.primary}", t0)
-    for row in minutes.orderBy("minute", "action").limit(8).collect():
-        print(row["minute"], row["action"], row["events"], row["users"], row["amount"])
+    minutes.orderBy("minute", "action").show(SHOW_ROWS, truncate=False)
 
 
 def run_streaming(spark: Any, args: argparse.Namespace, t0: float) -> None:
@@ -170,6 +157,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--streaming", action="store_true", help="run as an availableNow stream")
     p.add_argument("--checkpoint", default="out/checkpoint", help="streaming checkpoint folder")
     p.add_argument("--max-records", type=int, default=100_000, help="entries per micro-batch")
+    p.add_argument("--verbose", action="store_true", help="Spark's own logging at INFO")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -182,17 +170,21 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     if args.generate:
         generate(args.primary, args.stream, args.generate, t0)
-    _progress("spark: starting a session", t0)
     from pyspark.sql import SparkSession  # noqa: PLC0415
 
-    own = SparkSession.getActiveSession() is None  # embedded (tests): leave it running
-    spark = session()
-    from xstream.pipeline.source import register  # noqa: PLC0415
+    from xstream.pipeline import session  # noqa: PLC0415
 
-    register(spark)
-    (run_streaming if args.streaming else run_batch)(spark, args, t0)
-    if own:
-        spark.stop()
+    spark = SparkSession.getActiveSession()  # embedded (tests): use it and leave it running
+    own = spark is None
+    if spark is None:
+        _progress("spark: starting a local session", t0)
+        spark = session.local("xstream-example", quick_start=True, verbose=args.verbose)
+        _progress(f"spark: {spark.sparkContext.master} on {session.LOOPBACK} ready", t0)
+    try:
+        (run_streaming if args.streaming else run_batch)(spark, args, t0)
+    finally:
+        if own:
+            spark.stop()
     _progress("done", t0)
     return 0
 

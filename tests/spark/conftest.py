@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,28 +27,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
+def jvm_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Everything the test session's JVM (and its Python workers) print on stderr; the
+    `spark` fixture copies what was printed while the session started to jvm-startup.log."""
+    return tmp_path_factory.mktemp("spark") / "jvm-stderr.log"
+
+
+@pytest.fixture(scope="session")
+def spark(jvm_output: Path) -> Iterator[Any]:
     if shutil.which("java") is None:  # the only allowed skip: no Java outside CI
         if os.environ.get("CI") == "true":
             pytest.fail("java is required under CI=true (scripts/test.sh installs a JRE)")
         pytest.skip("java is not installed")
-    from pyspark.sql import SparkSession  # noqa: PLC0415  (pinned in requirements/spark.txt)
+    from xstream.pipeline import session  # noqa: PLC0415  (pyspark: requirements/spark.txt)
 
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("xstream-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.memory", "2g")
-        .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+    spark = session.local("xstream-tests", quick_start=True, jvm_output=jvm_output)
+    printed = jvm_output.read_text() if jvm_output.exists() else ""
+    jvm_output.with_name("jvm-startup.log").write_text(printed)
+    yield spark
+    spark.stop()
 
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,10 @@ def test_example_pipeline(
         "--generate", "3000", "--max-records", "1000",
     ]  # fmt: skip
     assert example.main([*args, "--streaming"] if streaming else args) == 0
-    err = capsys.readouterr().err
+    shown, err = capsys.readouterr()
     assert "generate: 3000/3000" in err and "done" in err
+    if not streaming:  # the per-minute rows as a table with a header
+        assert re.search(r"^\|minute +\|action\|events\|users\|amount +\|$", shown, re.M), shown
     events = xrange(primary, stream)
     want: dict[tuple[int, str], int] = {}
     for i, f in events:

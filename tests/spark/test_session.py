@@ -1,0 +1,49 @@
+"""The project's Spark session (xstream.pipeline.session.local): loopback only, quiet."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def _lan_address() -> str | None:
+    """This machine's address on its default route, or None without one. A UDP connect
+    sends nothing; it only picks the interface."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # TEST-NET-1: never answered, only routed
+        except OSError:
+            return None
+        addr: str = s.getsockname()[0]
+    return None if addr.startswith("127.") else addr
+
+
+def test_driver_binds_and_advertises_loopback(spark: Any) -> None:
+    assert spark.conf.get("spark.driver.host") == "127.0.0.1"
+    assert spark.conf.get("spark.driver.bindAddress") == "127.0.0.1"
+    assert os.environ["SPARK_LOCAL_IP"] == "127.0.0.1"
+    port = int(spark.conf.get("spark.driver.port"))
+    socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    lan = _lan_address()
+    if lan is not None:  # the driver's RPC port is not reachable from the network
+        with pytest.raises(OSError):
+            socket.create_connection((lan, port), timeout=5).close()
+
+
+def test_session_starts_quietly(spark: Any, jvm_output: Path) -> None:
+    """No loopback-hostname warning, no log4j banner, no JVM warning: nothing at all."""
+    printed = jvm_output.with_name("jvm-startup.log").read_text()
+    assert "resolves to a loopback address" not in printed
+    assert printed == "", f"the JVM printed at start-up:\n{printed}"
+
+
+def test_python_workers_end_without_tracebacks(spark: Any, jvm_output: Path) -> None:
+    """PySpark's daemon prints a BrokenPipeError when Spark closes the socket of a worker
+    still sending (a partition not read to its end): none in this session so far."""
+    assert spark.range(10).count() == 10
+    printed = jvm_output.read_text() if jvm_output.exists() else ""
+    assert "BrokenPipeError" not in printed, printed
