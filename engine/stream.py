@@ -17,6 +17,11 @@ node's counters match its entries; `length` is the sum of live counters; `first_
 first live entry. The tail cache (`_tail`) is derived state: the last node's key, listpack,
 master ID and master fields, dropped whenever any node is removed.
 
+Watches: a node serving one long read in slices (xstream's sliced reads) registers a `Watch`
+in `watches` for the read's duration; every removal of entries (XDEL, trims) tells each watch
+the IDs it removes, before removing them, so a read can tell that entries it has not reached
+yet changed under it. Watches are not state: snapshots, digests and replicas ignore them.
+
 Node limits are inputs to `append` only: replaying effects never depends on them, so engines
 with different limits reach the same entries and metadata with different layouts. A tail that
 fills up is copied to an exact-size buffer (Redis's lpShrinkToFit): bytearrays over-allocate
@@ -26,7 +31,7 @@ by up to 1/8 while they grow.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Literal
+from typing import Literal, Protocol
 
 from . import node
 from .groups import ConsumerGroup
@@ -41,6 +46,11 @@ _DELETED = node.FLAG_DELETED
 Entry = node.Entry  # field, value, field, value, ...
 RangeItem = node.RangeItem  # [id, [field, value, ...]] as XRANGE replies
 Policy = Literal["KEEPREF", "DELREF", "ACKED"]
+
+
+class Watch(Protocol):
+    def removing(self, lo: StreamID, hi: StreamID) -> None:
+        """Entries with lo <= ID <= hi (some of them) are being removed."""
 
 
 class Stream:
@@ -61,6 +71,7 @@ class Stream:
         "max_deleted_entry_id",
         "max_trimmed_entry_id",
         "rax",
+        "watches",
     )
 
     def __init__(self) -> None:
@@ -80,6 +91,8 @@ class Stream:
         self.idmp: dict[bytes, dict[bytes, StreamID]] = {}  # pid -> iid -> entry ID (idmp.py)
         self.idmp_order: dict[tuple[bytes, bytes], StreamID] = {}  # all records, oldest first
         self._tail: tuple[bytes, bytearray, StreamID, tuple[bytes, ...]] | None = None
+        # Reads in progress over this stream (a node's sliced reads): told of every removal.
+        self.watches: list[Watch] = []
 
     # -- appending -----------------------------------------------------------------------
 
@@ -247,6 +260,7 @@ class Stream:
             if eid == entry_id:
                 if flags & _DELETED:
                     return False
+                self._tell_watches(entry_id, entry_id)
                 self._tombstone(nkey, lp, pos, flags)
                 return True
             if eid > entry_id:
@@ -310,7 +324,9 @@ class Stream:
                     assert minid is not None
                     whole = node.last_id(lp, master) < minid
                 if whole:
-                    self._trimmed(node.last_live_id(lp, master))
+                    last_live = node.last_live_id(lp, master)
+                    self._trimmed(last_live)
+                    self._tell_watches(master, last_live or master)
                     self._remove_node(key)
                     self.length -= live
                     removed += live
@@ -363,6 +379,7 @@ class Stream:
             if on_delete is not None:
                 on_delete(eid)
             self._trimmed(eid)
+            self._tell_watches(eid, eid)
             node.mark_deleted(lp, pos, flags)
             removed += 1
             self.length -= 1
@@ -374,6 +391,11 @@ class Stream:
                 return done, removed, True
             node.set_counts(lp, live - removed, deleted + removed)
         return done, removed, False
+
+    def _tell_watches(self, lo: StreamID, hi: StreamID) -> None:
+        """Entries between lo and hi (a bound, not exact) are being removed."""
+        for watch in self.watches:
+            watch.removing(lo, hi)
 
     def _trimmed(self, entry_id: StreamID | None) -> None:
         if entry_id is not None and entry_id > self.max_trimmed_entry_id:

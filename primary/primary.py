@@ -251,22 +251,20 @@ class Primary(Node):
         self, argvs: list[Argv], concern: pb.WriteConcern | None, client_offset: int = 0
     ) -> tuple[list[Reply | StreamError], int]:
         """Each command in order (others may interleave while one blocks); settled once."""
-        out: list[Reply | StreamError] = []
-        wrote = False
-        for argv in argvs:
-            try:
-                if argv and self.engine_is_write(argv):
-                    reply, _ = await self.write(argv, None, settle=False)
-                    wrote = True
-                else:
-                    reply, _ = await self.execute(argv, None, client_offset)
-                out.append(reply)
-            except StreamError as e:
-                METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
-                out.append(e)
-        if wrote:
+        before = self.offset
+        out, _ = await super().pipeline(argvs, concern, client_offset)
+        if self.offset != before:
             await self.settle(self.offset, concern)
         return out, self.offset
+
+    async def pipelined(
+        self, argv: Argv, concern: pb.WriteConcern | None, client_offset: int
+    ) -> Reply:
+        """A write is logged and shipped, not settled: the pipeline settles once at its end."""
+        if argv and self.engine_is_write(argv):
+            self.limits.check_args(argv)
+            return (await self.write(argv, None, settle=False))[0]
+        return (await self.execute(argv, None, client_offset))[0]
 
     def engine_is_write(self, argv: Argv) -> bool:
         try:

@@ -162,10 +162,41 @@ def _node_args(p: argparse.ArgumentParser, port: int) -> None:
         help="refuse writes (MISCONF) while the data directory's file system has less free "
         "space than this (default 64 MiB)",
     )
+    p.add_argument(
+        "--max-reply-bytes",
+        type=_reply_bytes,
+        default=128 << 20,
+        help="refuse a read whose reply would pass this many bytes (ERR ... read it in pages "
+        "with COUNT); at most 200 MiB, below the gRPC message limit (default 128 MiB)",
+    )
+    p.add_argument(
+        "--proto-max-bulk-len",
+        type=_positive,
+        default=512 << 20,
+        help="refuse a command with an argument longer than this (Redis's proto-max-bulk-len; "
+        "default 512 MiB)",
+    )
     p.add_argument("--metrics-port", type=int, default=0, help="Prometheus /metrics (0 = off)")
     p.add_argument("--node-max-bytes", type=int, default=4096, help="stream-node-max-bytes")
     p.add_argument("--node-max-entries", type=int, default=100, help="stream-node-max-entries")
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text} is not a whole number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a number > 0")
+    return value
+
+
+def _reply_bytes(text: str) -> int:
+    value = _positive(text)
+    if value > 200 << 20:
+        raise argparse.ArgumentTypeError(f"{text} is above 200 MiB (209715200)")
+    return value
 
 
 def _seconds(text: str) -> float:

@@ -28,6 +28,8 @@ class NodeConfig:
     node_max_bytes: int = 4096
     node_max_entries: int = 100
     log_level: str = "info"
+    max_reply_bytes: int = 128 << 20  # a read's reply payload (slices.py)
+    proto_max_bulk_len: int = 512 << 20  # one argument (Redis's proto-max-bulk-len)
     # Automatic failover (xstream node): etcd client URLs; empty = manual mode.
     etcd: tuple[str, ...] = ()
     etcd_prefix: str = "/xstream"

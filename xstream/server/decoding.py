@@ -11,7 +11,9 @@ parse aborts the call with
 
 A stream of requests is decoded message by message; the abort happens where the servicer
 reads the bad one (a call already answered partly is ended there). Nothing else changes:
-the call fails alone, the server keeps serving. Handlers that are plain functions (run in a
+the call fails alone, the server keeps serving. Replies: a servicer may return a message or
+its bytes, already serialized (long replies, chunked.py); bytes pass the serializer as they
+are. Handlers that are plain functions (run in a
 thread by grpc.aio) keep grpc's own decoding: this server has none.
 """
 
@@ -75,11 +77,23 @@ def _streamed(behavior: Callable[..., Any], decode: Decode, method: str) -> Call
     return one_out
 
 
+def _passing(serialize: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    """A response serializer that lets bytes already serialized (chunked.py) through."""
+
+    def encode(message: Any) -> bytes:
+        return message if type(message) is bytes else serialize(message)
+
+    return encode
+
+
 def decoding(handler: Handler, method: str) -> Handler:
-    """`handler` taking raw bytes and decoding them itself (unchanged if it cannot)."""
+    """`handler` taking raw bytes and decoding them itself (unchanged if it cannot), and
+    returning messages or their bytes."""
     decode = handler.request_deserializer
     if decode is None:
         return handler
+    if handler.response_serializer is not None:
+        handler = handler._replace(response_serializer=_passing(handler.response_serializer))
     for kind, wrap in (
         ("unary_unary", _single),
         ("unary_stream", _single),

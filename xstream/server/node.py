@@ -11,6 +11,9 @@ offset the client has written or read at); `reach` holds it until the node has a
 far, so one client's reads never go backwards (a replica waits a moment, then says TRYAGAIN).
 WAIT reads the same number as the offset whose acks it waits for.
 
+Long reads (XRANGE, XREVRANGE, XREAD over many entries) are built in slices, the loop
+yielding between two, and bounded in size (slices.py); every argument is bounded too.
+
 Blocking reads: a read the engine cannot answer yet returns a BlockSpec; the node parks the
 caller on the spec's keys until a write (on a primary) or an applied record (on a replica)
 signals one of them, then re-runs the rewritten argv, until it answers or the deadline passes.
@@ -31,7 +34,7 @@ from xstream.engine.context import BlockSpec
 from xstream.engine.reply import Reply, Status
 from xstream.v1 import xstream_pb2 as pb
 
-from . import infotext
+from . import infotext, slices
 from .epochs import EpochState
 from .logs import slog
 from .metrics import METRICS
@@ -81,6 +84,7 @@ def _resolve(fut: asyncio.Future[None]) -> None:
 
 class Node(ABC):
     role = "node"
+    limits = slices.Limits()  # what one request may cost; the host sets its configured ones
 
     def __init__(self, engine: Engine, name: str) -> None:
         self.engine = engine
@@ -107,6 +111,7 @@ class Node(ABC):
         """Run one command; (reply, replication offset after it). Raises StreamError."""
         if not argv:
             raise StreamError("empty command")
+        self.limits.check_args(argv)
         server_cmd = SERVER_COMMANDS.get(argv[0].upper())
         if server_cmd is not None:
             return await server_cmd(self, argv, client_offset)
@@ -115,6 +120,9 @@ class Node(ABC):
         if cmd.write:
             return await self.write(argv, concern)
         await self.reach(client_offset)
+        if slices.slices_for(argv, self.limits):
+            reply = await slices.read(self.engine, self._read_reply, argv, self.limits)
+            return reply, self.offset
         result = self.engine.execute(argv, now_ms())
         if result.block is not None:
             result = await self.block(result.block, self._read_again)
@@ -125,6 +133,9 @@ class Node(ABC):
         session offset is answered from no older a state than the client has seen (else
         StreamError TRYAGAIN). A primary is always there: it has nothing newer to wait for."""
         return
+
+    def _read_reply(self, argv: Argv) -> Reply:
+        return self.engine.execute(argv, now_ms()).reply
 
     def _read_again(self, argv: Argv) -> Result:
         return self.engine.execute(argv, now_ms())
@@ -152,17 +163,30 @@ class Node(ABC):
     async def pipeline(
         self, argvs: list[Argv], concern: pb.WriteConcern | None, client_offset: int = 0
     ) -> tuple[list[Reply | StreamError], int]:
-        """Each command in order; a failed one leaves its error in its place. A node behind
-        the client's session offset fails the whole pipeline instead (see `reach`)."""
+        """Each command in order; a failed one leaves its error in its place, and so does one
+        whose reply would take the pipeline's replies past max-reply-bytes. A node behind the
+        client's session offset fails the whole pipeline instead (see `reach`)."""
         await self.reach(client_offset)
         out: list[Reply | StreamError] = []
+        room = self.limits.max_reply_bytes  # for the pipeline's replies together
         for argv in argvs:
             try:
-                out.append((await self.execute(argv, concern, client_offset))[0])
+                reply = await self.pipelined(argv, concern, client_offset)
+                size = slices.reply_size(reply)
+                if size > room and not _is_write(argv):  # a write's effects are done
+                    raise slices.too_long(self.limits.max_reply_bytes)
+                room -= size
+                out.append(reply)
             except StreamError as e:
                 METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
                 out.append(e)
         return out, self.offset
+
+    async def pipelined(
+        self, argv: Argv, concern: pb.WriteConcern | None, client_offset: int
+    ) -> Reply:
+        """One command of a pipeline."""
+        return (await self.execute(argv, concern, client_offset))[0]
 
     @abstractmethod
     async def ingest_batch(self, key: bytes, entries: list[list[bytes]]) -> list[bytes]:
@@ -284,6 +308,10 @@ async def _echo(node: Node, argv: Argv, client_offset: int) -> tuple[Reply, int]
 
 async def _info(node: Node, argv: Argv, client_offset: int) -> tuple[Reply, int]:
     return infotext.render(node.info(), argv[1:]), node.offset
+
+
+def _is_write(argv: Argv) -> bool:
+    return argv[0].upper() not in SERVER_COMMANDS and lookup(argv).write
 
 
 ServerCommand = Callable[[Node, Argv, int], Awaitable[tuple[Reply, int]]]

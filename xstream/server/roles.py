@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+from typing import TypeVar
 
 from xstream.engine import Engine
 from xstream.primary.primary import Options, Primary
@@ -39,7 +40,10 @@ from .backlog import Backlog
 from .config import NodeConfig
 from .logs import slog
 from .node import Node
+from .slices import Limits
 from .store import Recovery, Store
+
+_N = TypeVar("_N", bound=Node)
 
 
 class Role(enum.Enum):
@@ -71,6 +75,10 @@ def options_of(cfg: NodeConfig) -> Options:
         snapshot_bytes=cfg.snapshot_bytes,
         replica_forget_after=cfg.replica_forget_after,
     )
+
+
+def limits_of(cfg: NodeConfig) -> Limits:
+    return Limits(max_reply_bytes=cfg.max_reply_bytes, proto_max_bulk_len=cfg.proto_max_bulk_len)
 
 
 def primary_from(cfg: NodeConfig, engine: Engine, store: Store, rec: Recovery) -> Primary:
@@ -114,7 +122,7 @@ class Host:
         # Elected by a coordinator: a new primary acknowledges nothing until the coordinator
         # grants it a lease deadline (Primary.lease_until); in manual mode it never lapses.
         self.coordinated = bool(cfg.etcd)
-        self._node: Primary | Replica = node
+        self._node: Primary | Replica = self._serve(node)
         self._promoting = False
         self._link: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
@@ -122,6 +130,11 @@ class Host:
     @property
     def node(self) -> Node:
         return self._node
+
+    def _serve(self, node: _N) -> _N:
+        """`node`, bound by this host's request limits (every role serves the same)."""
+        node.limits = limits_of(self.cfg)
+        return node
 
     @property
     def role(self) -> Role:
@@ -167,7 +180,7 @@ class Host:
                 primary = self._promoted(node, epoch)
             finally:
                 self._promoting = False
-            self._node = primary
+            self._node = self._serve(primary)
             return primary
 
     def _promoted(self, node: Primary | Replica, epoch: int) -> Primary:
@@ -212,7 +225,7 @@ class Host:
                 slog("replica_of", primary=address, offset=node.offset, epoch=node.epochs.epoch)
             else:
                 node = self._demoted(node, address)
-            self._node = node
+            self._node = self._serve(node)
             self.start_link()
             return node
 

@@ -16,7 +16,9 @@ refuses writes from a client that has seen a newer epoch than its own (it is sta
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractContextManager
 from itertools import accumulate, pairwise
 from typing import Any, Protocol
 
@@ -29,7 +31,7 @@ from xstream.engine.reply import Reply
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
-from . import wire
+from . import chunked, slices, wire
 from .decoding import Decoding
 from .metrics import METRICS
 from .node import Argv, Node
@@ -108,9 +110,23 @@ class StreamsService(pb_grpc.StreamsServicer):
         context.set_trailing_metadata((_epoch_meta(node),))
         return out
 
-    async def Execute(self, request: pb.Command, context: Any) -> pb.Reply:  # noqa: N802
-        reply, offset = await self._run(list(request.argv), context, _concern(request))
-        return pb.Reply(value=wire.to_value(reply), offset=offset)
+    async def Execute(self, request: pb.Command, context: Any) -> pb.Reply | bytes:  # noqa: N802
+        argv = list(request.argv)
+        with self._long_read(argv) as may_be_long:
+            reply, offset = await self._run(argv, context, _concern(request))
+            if may_be_long and chunked.is_long(reply):
+                out: pb.Reply | bytes = await chunked.reply(reply, offset)
+            else:
+                out = pb.Reply(value=wire.to_value(reply), offset=offset)
+            del reply  # freed before collections resume (slices.gc_paused)
+        return out
+
+    def _long_read(self, argv: Argv) -> AbstractContextManager[bool]:
+        """Whether `argv` is a read that may be long (slices.py); if so, the GC is held off
+        until its reply is encoded (in chunks, chunked.py, when it is long)."""
+        if argv and slices.slices_for(argv, self.node.limits):
+            return slices.gc_paused()
+        return contextlib.nullcontext(False)
 
     async def Pipeline(self, request: pb.PipelineRequest, context: Any) -> pb.PipelineReply:  # noqa: N802
         argvs = [list(c.argv) for c in request.commands]
@@ -141,6 +157,7 @@ class StreamsService(pb_grpc.StreamsServicer):
             if out.batches == 0:
                 concern = _concern(batch)
             try:
+                node.limits.check_args([batch.key, *batch.elements])
                 node.check_client_epoch(client_epoch)
                 ids = await node.ingest_batch(batch.key, split_entries(batch))
             except StreamError as e:
@@ -164,13 +181,29 @@ class StreamsService(pb_grpc.StreamsServicer):
         reply, offset = await self._run(wire.xadd_argv(request), context, _concern(request))
         return pb.XAddReply(id=reply.decode() if isinstance(reply, bytes) else "", offset=offset)
 
-    async def XRange(self, request: pb.XRangeRequest, context: Any) -> pb.EntriesReply:  # noqa: N802
-        reply, _ = await self._run(wire.xrange_argv(request), context)
-        return pb.EntriesReply(entries=wire.entries(reply))
+    async def XRange(  # noqa: N802
+        self, request: pb.XRangeRequest, context: Any
+    ) -> pb.EntriesReply | bytes:
+        argv = wire.xrange_argv(request)
+        with self._long_read(argv) as may_be_long:
+            reply, _ = await self._run(argv, context)
+            if may_be_long and chunked.is_long(reply):
+                out: pb.EntriesReply | bytes = await chunked.entries_reply(reply)
+            else:
+                out = pb.EntriesReply(entries=wire.entries(reply))
+            del reply
+        return out
 
-    async def XRead(self, request: pb.XReadRequest, context: Any) -> pb.StreamsReply:  # noqa: N802
-        reply, offset = await self._run(wire.xread_argv(request), context)
-        return pb.StreamsReply(streams=wire.streams(reply), offset=offset)
+    async def XRead(self, request: pb.XReadRequest, context: Any) -> pb.StreamsReply | bytes:  # noqa: N802
+        argv = wire.xread_argv(request)
+        with self._long_read(argv) as may_be_long:
+            reply, offset = await self._run(argv, context)
+            if may_be_long and chunked.is_long(reply):
+                out: pb.StreamsReply | bytes = await chunked.streams_reply(reply, offset)
+            else:
+                out = pb.StreamsReply(streams=wire.streams(reply), offset=offset)
+            del reply
+        return out
 
     async def XReadGroup(  # noqa: N802
         self, request: pb.XReadGroupRequest, context: Any
