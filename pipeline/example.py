@@ -9,8 +9,10 @@ Batch by default; `--streaming` runs it as a Structured Streaming query with
 trigger(availableNow=True) and a checkpoint, so running it again processes only new entries
 (its per-minute rows are then partial aggregates of each run's new events). `--generate N`
 first appends N random-looking (deterministic) events, for trying it on an empty cluster.
-Progress goes to stderr, one line per step with the time since start; the batch run prints
-its per-minute rows as a table on stdout. Spark's own logging is at WARN (`--verbose`: INFO).
+Progress goes to stderr, a line as each step starts (ending in "...") and as it ends, with
+the time since start, so no wait is silent (Spark's start-up is a third to a half of a run);
+the batch run prints its per-minute rows as a table on stdout. Spark's own logging is at
+WARN (`--verbose`: INFO).
 
     python -m xstream.pipeline.example --primary 127.0.0.1:7700 \
         --replicas 127.0.0.1:7701,127.0.0.1:7702 --generate 100000 --parquet out/minutes
@@ -24,6 +26,7 @@ import time
 from typing import Any
 
 SHOW_ROWS = 20  # the batch run prints its first per-minute rows as a table
+PROGRESS_EVERY = 5.0  # seconds between progress lines of a long --generate
 
 
 def _progress(msg: str, t0: float) -> None:
@@ -34,10 +37,12 @@ def _progress(msg: str, t0: float) -> None:
 def generate(primary: str, stream: str, n: int, t0: float) -> None:
     from xstream.client import Client  # noqa: PLC0415
 
+    _progress(f"generate: writing {n:,} events to {stream!r} on {primary}...", t0)
     host, port = primary.rsplit(":", 1)
     c = Client(host, int(port))
     actions = ("click", "view", "buy", "share")
-    done = 0
+    done, start = 0, time.monotonic()
+    shown = start
     while done < n:
         k = min(10_000, n - done)
         c.xadd_many(
@@ -52,8 +57,12 @@ def generate(primary: str, stream: str, n: int, t0: float) -> None:
             ],
         )
         done += k
-        _progress(f"generate: {done}/{n} events appended to {stream!r}", t0)
+        if time.monotonic() - shown >= PROGRESS_EVERY and done < n:
+            shown = time.monotonic()
+            _progress(f"generate: {done:,} of {n:,} events written", t0)
     c.close()
+    rate = n / max(time.monotonic() - start, 1e-3)
+    _progress(f"generate: {n:,} events written ({rate:,.0f}/s)", t0)
 
 
 def aggregate(df: Any) -> Any:
@@ -87,13 +96,16 @@ def _events(reader: Any, args: argparse.Namespace) -> Any:
 
 
 def run_batch(spark: Any, args: argparse.Namespace, t0: float) -> None:
+    _progress(f"read: planning the read of {args.stream!r} from {_sources(args)}...", t0)
     df = _events(spark.read, args).load()
-    _progress(f"read: planned {df.rdd.getNumPartitions()} partitions of {args.stream!r}", t0)
+    _progress(f"read: {df.rdd.getNumPartitions()} partitions", t0)
+    _progress("aggregate: events, users and amount per minute and action...", t0)
     minutes = aggregate(df).cache()
     n = minutes.count()
-    _progress(f"aggregate: {n} (minute, action) rows", t0)
+    _progress(f"aggregate: {n:,} rows", t0)
+    _progress(f"parquet: writing {args.parquet}...", t0)
     minutes.write.mode("overwrite").parquet(args.parquet)
-    _progress(f"parquet: written to {args.parquet}", t0)
+    _progress(f"stream: appending {n:,} rows to {args.out!r} on {args.primary}...", t0)
     (
         minutes.write.format("xstream")
         .option("primary", args.primary)
@@ -101,8 +113,11 @@ def run_batch(spark: Any, args: argparse.Namespace, t0: float) -> None:
         .mode("append")
         .save()
     )
-    _progress(f"stream: {n} rows appended to {args.out!r} on {args.primary}", t0)
     minutes.orderBy("minute", "action").show(SHOW_ROWS, truncate=False)
+
+
+def _sources(args: argparse.Namespace) -> str:
+    return args.replicas or args.primary
 
 
 def run_streaming(spark: Any, args: argparse.Namespace, t0: float) -> None:
@@ -126,6 +141,7 @@ def run_streaming(spark: Any, args: argparse.Namespace, t0: float) -> None:
         )
         _progress(f"batch {batch_id}: {minutes.count()} per-minute rows written", t0)
 
+    _progress(f"streaming: an availableNow query on {args.stream!r} from {_sources(args)}", t0)
     q = (
         df.writeStream.foreachBatch(sink)
         .option("checkpointLocation", args.checkpoint)
@@ -177,7 +193,8 @@ def run(args: argparse.Namespace) -> int:
     spark = SparkSession.getActiveSession()  # embedded (tests): use it and leave it running
     own = spark is None
     if spark is None:
-        _progress("spark: starting a local session", t0)
+        _progress("spark: starting a local session (a JVM: ~10 s, up to ~30 s on a slow or "
+                  "first start)...", t0)  # fmt: skip
         spark = session.local("xstream-example", quick_start=True, verbose=args.verbose)
         _progress(f"spark: {spark.sparkContext.master} on {session.LOOPBACK} ready", t0)
     try:
@@ -185,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if own:
             spark.stop()
-    _progress("done", t0)
+    _progress(f"done in {time.monotonic() - t0:.1f} s", t0)
     return 0
 
 

@@ -6,110 +6,29 @@ xstream up                                   a primary on 7700, replicas on 7701
 xstream info --node HOST:PORT                role, offsets, lag
 xstream promote --node HOST:PORT [--epoch N] make a replica the primary of a new epoch
 xstream replicaof --node N --primary P [--epoch N]   re-point a replica (or demote a primary)
-xstream cli --node HOST:PORT [WORDS ...]     one command (or lines from stdin)
-xstream shell [WORDS ...]                    an in-process engine, no server
+xstream cli --node HOST:PORT [WORDS ...]     one command (or a prompt, or lines from stdin)
+xstream shell [WORDS ...]                    the same on an in-process engine, no server
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import shlex
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 
-from xstream import checklog, tools, up
+from xstream import checklog, console, tools, up
 from xstream.engine import Engine, EngineConfig, StreamError, snapshot
-from xstream.engine.reply import NULL_ARRAY, Reply, ReplyMap, Status
+from xstream.engine.reply import Reply
 from xstream.pipeline import cli as pipeline_cli
 from xstream.server.damage import CorruptLog
 from xstream.server.runner import NodeConfig, serve
 from xstream.server.store import FSYNC_POLICIES
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
-
-_ESCAPES = {
-    "\\": "\\\\",
-    '"': '\\"',
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-    "\a": "\\a",
-    "\b": "\\b",
-}
-
-
-def quoted(b: bytes) -> str:
-    """A bulk string as redis-cli prints it (sdscatrepr): in double quotes, with backslash,
-    quote, \\n \\r \\t \\a \\b escaped and any other unprintable byte as \\xHH. Unlike
-    redis-cli, printable UTF-8 text stays as it is; bytes that are not UTF-8 are escapes."""
-    out = ['"']
-    for ch in b.decode("utf-8", "surrogateescape"):
-        if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif "\udc80" <= ch <= "\udcff":  # a byte that is not UTF-8 (surrogateescape)
-            out.append(f"\\x{ord(ch) - 0xDC00:02x}")
-        elif ch.isprintable():
-            out.append(ch)
-        else:
-            out.extend(f"\\x{x:02x}" for x in ch.encode())
-    out.append('"')
-    return "".join(out)
-
-
-def words_of(line: str) -> list[bytes]:
-    """A command line's words as argv: shell quoting, and bytes that are not UTF-8 (command
-    line arguments and stdin decoded with surrogateescape) passed through unchanged."""
-    return [os.fsencode(w) for w in shlex.split(line)]
-
-
-def command_lines(words: list[str]) -> list[str] | Iterator[str]:
-    """One command from the given words, else each line of stdin (read as bytes, so input
-    that is not UTF-8 cannot fail to decode)."""
-    if words:
-        return [shlex.join(words)]
-    return (os.fsdecode(line) for line in sys.stdin.buffer)
-
-
-def safe_stdout() -> None:
-    """Text the terminal's encoding cannot show is printed as escapes, never a traceback."""
-    reconfigure = getattr(sys.stdout, "reconfigure", None)
-    if reconfigure is not None:
-        reconfigure(errors="backslashreplace")
-
-
-def format_reply(reply: Reply, indent: int = 0) -> str:
-    """A reply as redis-cli prints it."""
-    pad = " " * indent
-    if isinstance(reply, Status):
-        return str(reply)
-    if isinstance(reply, int):
-        return f"(integer) {reply}"
-    if isinstance(reply, bytes):
-        return quoted(reply)
-    if reply is None or reply is NULL_ARRAY:
-        return "(nil)"
-    items: list[Reply] = []
-    if isinstance(reply, ReplyMap):
-        for k, v in reply:
-            items += [k, v]
-    else:
-        assert isinstance(reply, list)
-        items = reply
-    if not items:
-        return "(empty array)"
-    width = len(str(len(items)))
-    lines = []
-    for i, item in enumerate(items, 1):
-        head = f"{i:>{width}}) "
-        body = format_reply(item, indent + len(head))
-        lines.append((pad if i > 1 else "") + head + body)
-    return "\n".join(lines)
 
 
 def _load(engine: Engine, path: Path | None) -> None:
@@ -128,19 +47,17 @@ def shell(args: argparse.Namespace) -> int:
     engine = Engine(EngineConfig(args.node_max_bytes, args.node_max_entries))
     path = Path(args.snapshot) if args.snapshot else None
     _load(engine, path)
-    safe_stdout()
-    status = 0
-    for line in command_lines(args.command):
-        argv = words_of(line)
-        if not argv:
-            continue
+
+    def execute(argv: list[bytes]) -> Reply:
         try:
-            print(format_reply(engine.execute(argv, int(time.time() * 1000)).reply))
+            return engine.execute(argv, int(time.time() * 1000)).reply
         except StreamError as e:
-            print(f"(error) {e.line}")
-            status = 1
-    _save(engine, path)
-    return status
+            raise console.ReplyError(e.line) from None
+
+    try:
+        return console.run(args.command, execute, "xstream shell> ")
+    finally:
+        _save(engine, path)
 
 
 def _node_args(p: argparse.ArgumentParser, port: int) -> None:
@@ -404,9 +321,12 @@ def main(argv: list[str] | None = None) -> int:
     sh = sub.add_parser(
         "shell",
         help="run stream commands against an in-process engine",
-        description="Run stream commands against an in-process engine (no server).",
+        description="Run stream commands against an in-process engine (no server), "
+        "redis-cli style: one command given as words; with none, an interactive prompt on a "
+        "terminal (history in ~/.xstream_history; quit, exit or Ctrl-D leave), otherwise "
+        "one command per line of stdin. Exit status 1 if a command failed.",
     )
-    sh.add_argument("command", nargs="*", help="one command as words; else read lines from stdin")
+    sh.add_argument("command", nargs="*", help="one command as words (else see above)")
     sh.add_argument("--snapshot", help="load the keyspace from / save it to this file")
     sh.add_argument("--node-max-bytes", type=int, default=4096)
     sh.add_argument("--node-max-entries", type=int, default=100)

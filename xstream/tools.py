@@ -1,4 +1,8 @@
-"""`xstream info` and `xstream cli`: talk to a running node over gRPC."""
+"""`xstream info` and `xstream cli`: talk to a running node over gRPC.
+
+`info` prints what a node says of itself (Admin.Info) in plain words, only the fields that
+mean something for its role; `cli` runs commands through Streams.Execute, read and printed
+the redis-cli way by `console` (one command, a prompt, or lines on stdin)."""
 
 from __future__ import annotations
 
@@ -8,6 +12,8 @@ from typing import Any
 
 import grpc
 
+from xstream import console
+from xstream.engine.reply import Reply
 from xstream.server import wire
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
@@ -24,7 +30,11 @@ def add_parsers(sub: Any) -> None:
     cp = sub.add_parser(
         "cli",
         help="run a command on a node",
-        description="Run one command given as words (or one per line from stdin), redis-cli style.",
+        description="Run commands on a node, redis-cli style: one command given as words; "
+        "with none, an interactive prompt on a terminal (`HOST:PORT> `, history in "
+        "~/.xstream_history; quit, exit or Ctrl-D leave), otherwise one command per line of "
+        "stdin (e.g. `xstream cli < commands.txt`). Words are split as a shell splits them. "
+        "An error reply prints as `(error) ...` on stdout; exit status 1 if a command failed.",
     )
     cp.add_argument("--node", default="127.0.0.1:7700", help="HOST:PORT (default 127.0.0.1:7700)")
     cp.add_argument(
@@ -50,62 +60,93 @@ def info(args: argparse.Namespace) -> int:
 
 
 def format_info(r: pb.InfoReply) -> str:
-    lines = [f"role: {r.role}", f"name: {r.name}", f"replid: {r.replid}", f"offset: {r.offset}"]
-    history = " ".join(f"{e.epoch}@{e.start}" for e in r.history)
-    lines += [f"epoch: {r.epoch}", f"leader_epoch: {r.leader_epoch}", f"epoch_history: {history}"]
-    if r.role == "replica":
-        lines += [
-            f"primary: {r.primary}",
-            f"link: {r.link}",
-            f"lag_offset: {r.lag_offset}",
-            f"lag_ms: {r.lag_ms}",
-            f"apply_lag_p50_ms: {r.apply_lag_p50_ms}",
-            f"apply_lag_p99_ms: {r.apply_lag_p99_ms}",
-        ]
-    else:
-        lines.append(f"deposed: {str(r.deposed).lower()}")
-        lines.append(f"replid2: {r.replid2} (to offset {r.replid2_end})")
-        lines.append(f"backlog_start: {r.backlog_start}")
-        lines.append(f"replicas: {len(r.replicas)}")
-        for i, rep in enumerate(r.replicas):
-            lines.append(
-                f"replica{i}: name={rep.name} address={rep.address} state={rep.state} "
-                f"ack_offset={rep.ack_offset} lag_offset={rep.lag_offset} lag_ms={rep.lag_ms}"
-            )
-    lines += [
-        f"keys: {r.keys}",
-        f"full_syncs: {r.full_syncs}",
-        f"partial_syncs: {r.partial_syncs}",
-        f"snapshot_offset: {r.snapshot_offset}",
-        f"fsync: {r.fsync}",
+    """What a node says about itself, in plain words; a field is shown only when it means
+    something for this node (no replid2 that is empty, no "led epoch" of a node that never
+    led one). One `label: value` a line, the values aligned."""
+    rows = [("role", r.role)] + (_replica_rows(r) if r.role == "replica" else _primary_rows(r))
+    rows += [
+        ("keys", str(r.keys)),
+        ("last snapshot at", f"offset {r.snapshot_offset}" if r.snapshot_offset else "none yet"),
+        ("fsync", f"{r.fsync} ({_FSYNC.get(r.fsync, r.fsync)})"),
     ]
-    return "\n".join(lines)
+    width = max(len(label) for label, _ in rows) + 2
+    return "\n".join(f"{label + ':':<{width}}{value}".rstrip() for label, value in rows)
+
+
+_FSYNC = {
+    "always": "before each write is answered",
+    "everysec": "once a second",
+    "no": "left to the OS",
+}
+
+
+def _history(r: pb.InfoReply) -> str:
+    return ", ".join(f"epoch {e.epoch} from offset {e.start}" for e in r.history) or "none"
+
+
+def _common_rows(r: pb.InfoReply) -> list[tuple[str, str]]:
+    return [
+        ("name", r.name),
+        ("epoch", str(r.epoch)),
+        ("epoch history", _history(r)),
+        ("replication id", r.replid),
+    ]
+
+
+def _primary_rows(r: pb.InfoReply) -> list[tuple[str, str]]:
+    rows = _common_rows(r)
+    if r.deposed:
+        rows.insert(0, ("deposed", f"yes: epoch {r.epoch} is newer than its own "
+                                   f"({r.leader_epoch}); it refuses writes"))  # fmt: skip
+    rows.append(("offset", f"{r.offset} (bytes in the replication stream)"))
+    if r.replid2 and r.replid2_end:
+        rows.append(("continues", f"replication id {r.replid2} up to offset {r.replid2_end}"))
+    rows.append(("backlog from", f"offset {r.backlog_start}"))
+    rows.append(("syncs served", f"{r.full_syncs} full, {r.partial_syncs} partial"))
+    rows.append(("replicas", str(len(r.replicas))))
+    for rep in r.replicas:
+        rows.append((f"  {rep.address}", _replica_line(rep)))
+    return rows
+
+
+def _replica_line(rep: pb.ReplicaInfo) -> str:
+    name = f" (name {rep.name})" if rep.name and rep.name != rep.address else ""
+    return (
+        f"{rep.state}, acked offset {rep.ack_offset}, {rep.lag_offset} bytes and "
+        f"{rep.lag_ms} ms behind{name}"
+    )
+
+
+def _replica_rows(r: pb.InfoReply) -> list[tuple[str, str]]:
+    rows = [("primary", r.primary), ("link", r.link), *_common_rows(r)]
+    if r.leader_epoch:
+        rows.append(("was primary in", f"epoch {r.leader_epoch}"))
+    rows += [
+        ("offset", f"{r.offset} (bytes applied)"),
+        ("behind primary", f"{r.lag_offset} bytes, {r.lag_ms} ms"),
+        ("apply lag", f"p50 {r.apply_lag_p50_ms:.1f} ms, p99 {r.apply_lag_p99_ms:.1f} ms"),
+        ("syncs done", f"{r.full_syncs} full, {r.partial_syncs} partial"),
+    ]
+    return rows
 
 
 _ACKS = {"leader": pb.ACKS_LEADER, "quorum": pb.ACKS_QUORUM, "all": pb.ACKS_ALL}
 
 
 def cli(args: argparse.Namespace) -> int:
-    from xstream.cli import command_lines, format_reply, safe_stdout, words_of  # noqa: PLC0415 (cli imports this module)
-
-    safe_stdout()
     concern = pb.WriteConcern(acks=_ACKS[args.acks])
-    status = 0
     with grpc.insecure_channel(args.node) as channel:
         stub = pb_grpc.StreamsStub(channel)
-        for line in command_lines(args.command):
-            argv = words_of(line)
-            if not argv:
-                continue
-            cmd = pb.Command(argv=argv, concern=concern)
+
+        def execute(argv: list[bytes]) -> Reply:
             try:
-                reply = stub.Execute(cmd, timeout=args.timeout)
+                reply = stub.Execute(pb.Command(argv=argv, concern=concern), timeout=args.timeout)
             except grpc.RpcError as e:
                 if dict(e.trailing_metadata() or ()).get(wire.ERROR_MARK[0]):
-                    print(f"(error) {e.details()}")
-                else:
-                    print(f"error: {args.node}: {e.code().name}: {e.details()}", file=sys.stderr)
-                status = 1
-                continue
-            print(format_reply(wire.from_value(reply.value)))
-    return status
+                    raise console.ReplyError(e.details() or "") from None
+                raise console.UnreachableError(
+                    f"{args.node}: {e.code().name}: {e.details()}"
+                ) from None
+            return wire.from_value(reply.value)
+
+        return console.run(args.command, execute, f"{args.node}> ")

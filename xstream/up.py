@@ -186,6 +186,8 @@ def up(args: argparse.Namespace) -> int:
     if not stopping:
         where = f" (see {args.data_dir / 'logs'})" if args.log_format == "human" else ""
         print(f"up: a node exited{where}; stopping the others", file=sys.stderr, flush=True)
+    if tail is not None and stopping:  # what nodes log while asked to stop is no news
+        tail.stopped.set()
     for p in procs:
         if p.poll() is None:
             p.send_signal(signal.SIGTERM)

@@ -3,6 +3,7 @@ requests changing nothing, health and reflection, the CLI and `xstream up`."""
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
@@ -137,9 +138,12 @@ def test_cli_and_info_against_a_cluster(cluster: Cluster) -> None:
     out = run("cli", "--node", r1.address, "XADD", "s", "*", "f", "v")
     assert out.stdout.startswith("(error) READONLY You can't write") and out.returncode == 1
     info = run("info", "--node", r1.address).stdout
-    assert "role: replica" in info and f"primary: {p.address}" in info and "lag_ms: " in info
+    assert re.search(r"^role: +replica$", info, re.M), info
+    assert re.search(rf"^primary: +{p.address}$", info, re.M), info
+    assert re.search(r"^behind primary: +\d+ bytes, \d+ ms$", info, re.M), info
     info = run("info", "--node", p.address).stdout
-    assert "role: primary" in info and f"address={r1.address} state=online" in info
+    assert re.search(r"^role: +primary$", info, re.M), info
+    assert re.search(rf"^  {r1.address}: +online, acked offset ", info, re.M), info
 
 
 def test_xstream_up_runs_a_primary_and_two_replicas_with_metrics(tmp_path) -> None:  # type: ignore[no-untyped-def]
