@@ -62,12 +62,13 @@ from typing import Any
 
 from xstream.engine import Engine, Result, StreamError, snapshot
 from xstream.engine.reply import Reply
-from xstream.server import epochs, ids, records, wire
-from xstream.server.backlog import Backlog
-from xstream.server.logs import slog
-from xstream.server.metrics import METRICS
-from xstream.server.node import Argv, Node, Signal, log_snapshot_failure, now_ms
-from xstream.server.store import DiskFault, Store
+from xstream.node import epochs, records, replids
+from xstream.node.backlog import Backlog
+from xstream.node.base import Argv, Node, Signal, log_snapshot_failure, now_ms
+from xstream.node.logs import slog
+from xstream.node.metrics import METRICS
+from xstream.node.store import DiskFault, Store
+from xstream.server import wire
 from xstream.v1 import xstream_pb2 as pb
 
 from . import peers
@@ -204,7 +205,7 @@ class Primary(Node):
         if epoch <= self.epochs.epoch:
             return
         self.epochs = self.epochs.seen(epoch)
-        ids.save_epochs(self.store.dir, self.epochs)
+        replids.save_epochs(self.store.dir, self.epochs)
         slog("primary_deposed", level="warning", epoch=epoch, because=because,
              leader_epoch=self.epochs.leader_epoch, offset=self.offset)  # fmt: skip
         self._fail_ack_waiters()

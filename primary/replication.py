@@ -32,11 +32,12 @@ from collections.abc import AsyncIterator, Callable
 
 import grpc
 
-from xstream.server import epochs, wire
-from xstream.server.logs import slog
-from xstream.server.metrics import METRICS
-from xstream.server.node import Node
-from xstream.server.store import DiskFault
+from xstream.node import epochs
+from xstream.node.base import Node
+from xstream.node.logs import slog
+from xstream.node.metrics import METRICS
+from xstream.node.store import DiskFault
+from xstream.server import wire
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 

@@ -52,14 +52,15 @@ import grpc
 
 from xstream.engine import Engine, StreamError, snapshot
 from xstream.engine.reply import Reply
-from xstream.server import epochs, ids, records, wire
-from xstream.server.backlog import Backlog
-from xstream.server.damage import Damage
-from xstream.server.logs import slog
-from xstream.server.metrics import METRICS
-from xstream.server.node import Argv, Node, Signal, log_snapshot_failure
+from xstream.node import epochs, records, replids
+from xstream.node.backlog import Backlog
+from xstream.node.base import Argv, Node, Signal, log_snapshot_failure
+from xstream.node.damage import Damage
+from xstream.node.logs import slog
+from xstream.node.metrics import METRICS
+from xstream.node.store import DiskFault, Store
+from xstream.server import wire
 from xstream.server.service import MAX_MESSAGE
-from xstream.server.store import DiskFault, Store
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
@@ -92,10 +93,10 @@ class Replica(Node):
         super().__init__(engine, name)
         self.store = store
         self.backlog = backlog or Backlog(64 << 20, offset)  # ends at `offset`, whole records
-        self.epochs = ids.load_epochs(store.dir)
+        self.epochs = replids.load_epochs(store.dir)
         self.address = address
         self.primary_address = primary_address
-        self.replid: str = ids.load(store.dir).get("replid", "")
+        self.replid: str = replids.load(store.dir).get("replid", "")
         self._offset = offset
         self.received = store.written
         self.pending = b""
@@ -178,7 +179,7 @@ class Replica(Node):
             except Diverged as e:
                 slog("replica_diverged", level="error", error=str(e))
                 self.replid = ""
-                ids.forget(self.store.dir)
+                replids.forget(self.store.dir)
             except StalePrimary as e:
                 slog("stale_primary", level="warning", primary=self.primary_address, error=str(e))
                 backoff = 1.0
@@ -287,7 +288,7 @@ class Replica(Node):
     def _adopt(self, epoch: int, history: epochs.History) -> None:
         state = self.epochs.adopted(epoch, history)
         if state != self.epochs:
-            ids.save_epochs(self.store.dir, state)
+            replids.save_epochs(self.store.dir, state)
             self.epochs = state
 
     async def _on_continue(self, c: pb.Continue) -> None:
@@ -299,7 +300,7 @@ class Replica(Node):
         self._adopt(c.epoch, wire.history_from(c.history))
         if c.replid != self.replid:
             self.replid = c.replid
-            ids.save(self.store.dir, {"replid": c.replid})
+            replids.save(self.store.dir, {"replid": c.replid})
         self.partial_syncs += 1
         self._healed()
         self.link = "up"
@@ -340,12 +341,12 @@ class Replica(Node):
         t0 = time.monotonic()
         fresh = Engine(self.engine.config)
         snapshot.restore(fresh, data)
-        ids.forget(self.store.dir)
+        replids.forget(self.store.dir)
         self.store.reset(full.offset, data, {"replid": full.replid})
         self._adopt(full.epoch, wire.history_from(full.history))
         self.backlog = Backlog(self.backlog.capacity, full.offset)
         self.replid = full.replid
-        ids.save(self.store.dir, {"replid": full.replid})
+        replids.save(self.store.dir, {"replid": full.replid})
         self.engine.keyspace = fresh.keyspace
         self.engine.foreign_layout = True
         self._offset = self.received = self.primary_offset = full.offset

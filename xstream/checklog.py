@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from xstream.engine import Engine
-from xstream.server import records
-from xstream.server.damage import Damage
-from xstream.server.store import Recovery, Store
+from xstream.node import records
+from xstream.node.damage import Damage
+from xstream.node.store import Recovery, Store
 
 
 def add_parser(sub: Any) -> None:

@@ -23,10 +23,10 @@ import grpc
 from xstream import checklog, console, tools, up
 from xstream.engine import Engine, EngineConfig, StreamError, snapshot
 from xstream.engine.reply import Reply
-from xstream.pipeline import cli as pipeline_cli
-from xstream.server.damage import CorruptLog
+from xstream.node.damage import CorruptLog
+from xstream.node.store import FSYNC_POLICIES
+from xstream.pipeline import subcommand as pipeline_subcommand
 from xstream.server.runner import NodeConfig, serve
-from xstream.server.store import FSYNC_POLICIES
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
@@ -317,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     up.add_parser(sub)
     tools.add_parsers(sub)
     checklog.add_parser(sub)
-    pipeline_cli.add_parser(sub)
+    pipeline_subcommand.add_parser(sub)
     sh = sub.add_parser(
         "shell",
         help="run stream commands against an in-process engine",

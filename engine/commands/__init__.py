@@ -20,7 +20,6 @@ from . import (
     claim,
     delete,
     delex,
-    groups,
     idmpcmds,
     info,
     keys,
@@ -28,6 +27,7 @@ from . import (
     read,
     readgroup,
     splits,
+    xgroup,
 )
 
 Handler = Callable[[Ctx], Reply]
@@ -69,11 +69,11 @@ COMMANDS: dict[bytes, Command] = dict(
         _cmd("xsplits", splits.xsplits, -5, False),
         _cmd("xread", read.xread, -4, False),
         _cmd("xreadgroup", readgroup.xreadgroup, -7, True),
-        _cmd("xack", groups.xack, -4, True),
+        _cmd("xack", xgroup.xack, -4, True),
         _cmd("xpending", claim.xpending, -3, False),
         _cmd("xclaim", claim.xclaim, -6, True),
         _cmd("xautoclaim", claim.xautoclaim, -6, True),
-        _cmd("xsetconsumer", groups.xsetconsumer, 8, True),
+        _cmd("xsetconsumer", xgroup.xsetconsumer, 8, True),
         _cmd("del", keys.delete, -2, True),
         _cmd("exists", keys.exists, -2, False),
         _cmd("type", keys.type_, 2, False),
@@ -90,19 +90,19 @@ SUBCOMMANDS: dict[bytes, dict[bytes, Command]] = {
     b"xinfo": dict(
         [
             _cmd("xinfo|stream", info.xinfo_stream, -3, False),
-            _cmd("xinfo|groups", groups.xinfo_groups, 3, False),
-            _cmd("xinfo|consumers", groups.xinfo_consumers, 4, False),
+            _cmd("xinfo|groups", xgroup.xinfo_groups, 3, False),
+            _cmd("xinfo|consumers", xgroup.xinfo_consumers, 4, False),
             _cmd("xinfo|help", info.xinfo_help, 2, False),
         ]
     ),
     b"xgroup": dict(
         [
-            _cmd("xgroup|create", groups.xgroup_create, -5, True),
-            _cmd("xgroup|setid", groups.xgroup_setid, -5, True),
-            _cmd("xgroup|destroy", groups.xgroup_destroy, 4, True),
-            _cmd("xgroup|createconsumer", groups.xgroup_createconsumer, 5, True),
-            _cmd("xgroup|delconsumer", groups.xgroup_delconsumer, 5, True),
-            _cmd("xgroup|help", groups.xgroup_help, 2, False),
+            _cmd("xgroup|create", xgroup.xgroup_create, -5, True),
+            _cmd("xgroup|setid", xgroup.xgroup_setid, -5, True),
+            _cmd("xgroup|destroy", xgroup.xgroup_destroy, 4, True),
+            _cmd("xgroup|createconsumer", xgroup.xgroup_createconsumer, 5, True),
+            _cmd("xgroup|delconsumer", xgroup.xgroup_delconsumer, 5, True),
+            _cmd("xgroup|help", xgroup.xgroup_help, 2, False),
         ]
     ),
     b"memory": dict([_cmd("memory|usage", keys.memory, -3, False)]),

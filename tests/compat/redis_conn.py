@@ -15,7 +15,7 @@ from types import TracebackType
 
 from xstream.engine.errors import StreamError
 from xstream.engine.reply import Reply, Status
-from xstream.engine.resp import NEED_MORE, Parsed, ReplyParser, encode
+from xstream.server.resp.codec import NEED_MORE, Parsed, ReplyParser, encode
 
 Arg = bytes | str | int
 PONG = Status("PONG")

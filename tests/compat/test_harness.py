@@ -14,7 +14,7 @@ from redis_conn import RedisServer
 from xstream.engine import errors
 from xstream.engine.errors import StreamError
 from xstream.engine.reply import NULL_ARRAY, ReplyMap, Status
-from xstream.engine.resp import (
+from xstream.server.resp.codec import (
     PROTO_INLINE_MAX_SIZE,
     ProtocolError,
     RespParser,

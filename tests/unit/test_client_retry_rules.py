@@ -17,7 +17,7 @@ from xstream.client import (
     ReadOnlyError,
     TryAgainError,
 )
-from xstream.client.errors import error_from_line
+from xstream.client.exceptions import error_from_line
 from xstream.client.failover import (
     Backoff,
     Failure,

@@ -37,7 +37,7 @@ from xstream.client import (
 from xstream.client.shapes import to_python
 from xstream.engine import NULL_ARRAY, Engine, StreamError
 from xstream.engine.reply import OK, PairMap, Reply, ReplyMap, Status
-from xstream.engine.resp import RespParser, encode, encode_error
+from xstream.server.resp.codec import RespParser, encode, encode_error
 
 NOW = 1_700_000_000_000  # both engines' clock, fixed
 Args = tuple[Any, ...]

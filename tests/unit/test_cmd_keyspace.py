@@ -9,7 +9,7 @@ import pytest
 from enginecalls import call, effects, engine, error, run, stream_of
 
 from xstream.engine import Engine, Status, StreamError, glob
-from xstream.engine.resp import encode_error
+from xstream.server.resp.codec import encode_error
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 SYNTAX = "ERR syntax error"

@@ -12,9 +12,9 @@ import pytest
 
 from xstream.cli import main as cli_main
 from xstream.engine import Engine
-from xstream.server import records
-from xstream.server.damage import CorruptLog
-from xstream.server.store import Store
+from xstream.node import records
+from xstream.node.damage import CorruptLog
+from xstream.node.store import Store
 
 
 def _fill(directory: Path, batches: int, snapshot_after: int | None = None) -> list[int]:

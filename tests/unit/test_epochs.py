@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from xstream.engine import Engine
-from xstream.server import epochs, records
-from xstream.server.epochs import Entry, EpochState, HelloVerdict, history_of, truncation_point
-from xstream.server.store import Store
+from xstream.node import epochs, records
+from xstream.node.epochs import Entry, EpochState, HelloVerdict, history_of, truncation_point
+from xstream.node.store import Store
 
 
 def h(*pairs: tuple[int, int]) -> epochs.History:

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from xstream.engine import Engine, StreamError
+from xstream.node import epochs
+from xstream.node.backlog import Backlog
+from xstream.node.store import Store
 from xstream.primary.primary import Primary
-from xstream.server import epochs
-from xstream.server.backlog import Backlog
 from xstream.server.coordinated import log_epoch
-from xstream.server.store import Store
 from xstream.v1 import xstream_pb2 as pb
 
 XADD = [b"XADD", b"s", b"*", b"f", b"v"]

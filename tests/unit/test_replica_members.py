@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from xstream.engine import Engine
+from xstream.node.backlog import Backlog
+from xstream.node.store import Store
 from xstream.primary import peers
 from xstream.primary.primary import Options, Primary
-from xstream.server.backlog import Backlog
-from xstream.server.store import Store
 from xstream.v1 import xstream_pb2 as pb
 
 ALL = pb.WriteConcern(acks=pb.ACKS_ALL)

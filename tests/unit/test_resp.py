@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from xstream.engine import Engine
 from xstream.engine.errors import StreamError
 from xstream.engine.reply import NULL_ARRAY, OK, Reply, ReplyMap, Status, flatten
-from xstream.engine.resp import (
+from xstream.server.resp.codec import (
     NEED_MORE,
     PROTO_INLINE_MAX_SIZE,
     Parsed,

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from xstream.engine import Engine
-from xstream.server import records
-from xstream.server.backlog import Backlog
-from xstream.server.store import Store
+from xstream.node import records
+from xstream.node.backlog import Backlog
+from xstream.node.store import Store
 
 ROOT = Path(__file__).parents[2]
 

@@ -11,8 +11,8 @@ import pytest
 
 from xstream.engine import Engine, EngineConfig, StreamError
 from xstream.engine.reply import PairMap, Reply
+from xstream.node.slices import Limits, read, reply_size, slices_for
 from xstream.server import chunked, wire
-from xstream.server.slices import Limits, read, reply_size, slices_for
 from xstream.v1 import xstream_pb2 as pb
 
 SMALL = Limits(slice_entries=50)

@@ -29,7 +29,7 @@ from typing import Any
 
 from .argv import Argv
 from .commands import StreamCommands
-from .errors import (
+from .exceptions import (
     AckTimeoutError,
     BusyLoadingError,
     ConnectionError,

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import DataError
+from xstream.client.exceptions import DataError
+
 from .shapes import Parse
 
 Argv = list[bytes]

@@ -16,8 +16,9 @@ from collections.abc import Iterable, Mapping
 from itertools import chain
 from typing import Any, Literal
 
+from xstream.client.exceptions import DataError
+
 from .argv import Encodable, Key, StreamId
-from .errors import DataError
 from .keycommands import KeyCommands
 from .shapes import (
     bool_ok,

@@ -50,6 +50,13 @@ from typing import Any, TypeVar
 
 import grpc
 
+from xstream.client.exceptions import (
+    ConnectionError,
+    ResponseError,
+    TimeoutError,
+    XstreamError,
+    error_from_line,
+)
 from xstream.engine.api import format_ids
 from xstream.engine.ids import parse_strict
 from xstream.engine.reply import Reply
@@ -58,7 +65,6 @@ from xstream.server.service import EPOCH_KEY, MAX_MESSAGE, OFFSET_KEY
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
-from .errors import ConnectionError, ResponseError, TimeoutError, XstreamError, error_from_line
 from .failover import (
     Backoff,
     Failure,

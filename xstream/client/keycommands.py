@@ -13,8 +13,9 @@ import datetime
 from collections.abc import Iterator
 from typing import Any
 
+from xstream.client.exceptions import DataError
+
 from .argv import CommandHost
-from .errors import DataError
 from .shapes import (
     CALLBACKS,
     bool_ok,

@@ -25,9 +25,10 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from xstream.client.exceptions import DataError, ResponseError
+
 from .argv import Argv, Encodable, Key
 from .commands import StreamCommands
-from .errors import DataError, ResponseError
 from .shapes import Parse, to_python
 from .transport import Transport
 

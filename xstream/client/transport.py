@@ -17,10 +17,9 @@ import time
 from collections.abc import Sequence
 from typing import Protocol
 
+from xstream.client.exceptions import ResponseError, error_from_line
 from xstream.engine import Engine, StreamError
 from xstream.engine.reply import NULL_ARRAY, Reply
-
-from .errors import ResponseError, error_from_line
 
 Argv = list[bytes]
 

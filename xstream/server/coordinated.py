@@ -35,11 +35,11 @@ from typing import Any
 from xstream.coord.coordinator import Coordinator
 from xstream.coord.etcd import Election
 from xstream.coord.resolver import NodeStatus, Role, Timing
+from xstream.node import epochs
+from xstream.node.logs import slog
 from xstream.primary.primary import Primary
 from xstream.replica.replica import Replica
 
-from . import epochs
-from .logs import slog
 from .roles import Host
 from .roles import Role as HostRole
 

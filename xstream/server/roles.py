@@ -32,16 +32,16 @@ import enum
 from typing import TypeVar
 
 from xstream.engine import Engine
+from xstream.node import replids
+from xstream.node.backlog import Backlog
+from xstream.node.base import Node
+from xstream.node.logs import slog
+from xstream.node.slices import Limits
+from xstream.node.store import Recovery, Store
 from xstream.primary.primary import Options, Primary
 from xstream.replica.replica import Replica
 
-from . import ids
-from .backlog import Backlog
 from .config import NodeConfig
-from .logs import slog
-from .node import Node
-from .slices import Limits
-from .store import Recovery, Store
 
 _N = TypeVar("_N", bound=Node)
 
@@ -85,17 +85,17 @@ def primary_from(cfg: NodeConfig, engine: Engine, store: Store, rec: Recovery) -
     """A primary starting on recovered data: a new replid (the previous one kept as replid2 up
     to the recovered offset, PSYNC2) and its epoch (a new cluster takes epoch 1; a node that
     was not the primary of its current epoch starts deposed)."""
-    old = ids.load(store.dir)
+    old = replids.load(store.dir)
     ident = {
-        "replid": ids.new_replid(),
+        "replid": replids.new_replid(),
         "replid2": old.get("replid", ""),
         "replid2_end": rec.offset,
     }
-    state = ids.load_epochs(store.dir)
+    state = replids.load_epochs(store.dir)
     started = state.started(rec.offset)
     if started != state:
-        ids.save_epochs(store.dir, started)
-    ids.save(store.dir, ident)
+        replids.save_epochs(store.dir, started)
+    replids.save(store.dir, ident)
     backlog = Backlog.holding(cfg.backlog_bytes, rec.offset, b"".join(rec.tail))
     name = cfg.name or f"{cfg.host}:{cfg.port}"
     primary = Primary(engine, store, backlog, ident, name, options_of(cfg), started)
@@ -189,9 +189,9 @@ class Host:
             node.received, node.pending = node.offset, b""
         offset = node.offset
         state = node.epochs.promoted(offset, epoch)
-        ids.save_epochs(node.store.dir, state)
-        ident = {"replid": ids.new_replid(), "replid2": node.replid, "replid2_end": offset}
-        ids.save(node.store.dir, ident)
+        replids.save_epochs(node.store.dir, state)
+        ident = {"replid": replids.new_replid(), "replid2": node.replid, "replid2_end": offset}
+        replids.save(node.store.dir, ident)
         primary = Primary(
             node.engine, node.store, node.backlog, ident, node.name, options_of(self.cfg), state
         )
@@ -218,7 +218,7 @@ class Host:
             node = self._node
             if epoch > node.epochs.epoch:
                 node.epochs = node.epochs.seen(epoch)
-                ids.save_epochs(node.store.dir, node.epochs)
+                replids.save_epochs(node.store.dir, node.epochs)
             await self.stop()
             if isinstance(node, Replica):
                 node.primary_address = address

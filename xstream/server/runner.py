@@ -26,18 +26,18 @@ from typing import Any
 import grpc
 
 from xstream.engine import Engine, EngineConfig
+from xstream.node import logs, metrics
+from xstream.node.base import Node
+from xstream.node.logs import slog
+from xstream.node.store import Store
 from xstream.primary.replication import ReplicationService
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
-from . import logs, metrics
 from .config import NodeConfig
 from .coordinated import Coordinated
-from .logs import slog
-from .node import Node
 from .roles import Host, primary_from, replica_from
 from .service import create_server
-from .store import Store
 
 __all__ = ["NodeConfig", "Running", "serve", "start_node", "start_primary", "start_replica"]
 

@@ -28,14 +28,15 @@ from grpc_reflection.v1alpha import reflection
 
 from xstream.engine import StreamError
 from xstream.engine.reply import Reply
+from xstream.node import slices
+from xstream.node.base import Argv, Node
+from xstream.node.metrics import METRICS
+from xstream.node.store import DiskFault
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
-from . import chunked, slices, wire
+from . import chunked, wire
 from .decoding import Decoding
-from .metrics import METRICS
-from .node import Argv, Node
-from .store import DiskFault
 
 MAX_MESSAGE = 256 << 20
 # Request metadata: the client's last write offset (for WAIT), or on a read its session offset

@@ -17,9 +17,8 @@ import grpc
 
 from xstream.engine import NULL_ARRAY, ReplyMap, Status
 from xstream.engine.reply import PairMap, Reply
+from xstream.node.epochs import History, history_of
 from xstream.v1 import xstream_pb2 as pb
-
-from .epochs import History, history_of
 
 Argv = list[bytes]
 

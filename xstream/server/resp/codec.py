@@ -26,8 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final, TypeAlias, cast
 
-from .errors import EngineError, StreamError
-from .reply import NULL_ARRAY, PairMap, Reply, ReplyMap, Status
+from xstream.engine.errors import EngineError, StreamError
+from xstream.engine.reply import NULL_ARRAY, PairMap, Reply, ReplyMap, Status
 
 # Redis's defaults (server.h, config.c). The multibulk limit is INT_MAX in Redis 7.0 (`ll >
 # INT_MAX` in processMultibulkBuffer), not the 1024*1024 of older releases; checked on 7.0.15.

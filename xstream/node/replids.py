@@ -21,7 +21,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from .epochs import EpochState, history_of
+from xstream.node.epochs import EpochState, history_of
 
 FILE = "replid.json"
 EPOCH_FILE = "epoch.json"

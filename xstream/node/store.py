@@ -47,11 +47,10 @@ from pathlib import Path
 from typing import Any
 
 from xstream.engine import Engine, SnapshotError, snapshot
-
-from . import records
-from .damage import CorruptLog, Damage, stop_reason, torn_tail
-from .logs import slog
-from .metrics import METRICS
+from xstream.node import records
+from xstream.node.damage import CorruptLog, Damage, stop_reason, torn_tail
+from xstream.node.logs import slog
+from xstream.node.metrics import METRICS
 
 META_MAGIC = b"XSMETA1\n"
 _U32 = struct.Struct("<I")

@@ -32,12 +32,11 @@ from xstream.engine import NULL_ARRAY, Engine, Result, StreamError
 from xstream.engine.commands import lookup
 from xstream.engine.context import BlockSpec
 from xstream.engine.reply import Reply, Status
+from xstream.node import infotext, slices
+from xstream.node.epochs import EpochState
+from xstream.node.logs import slog
+from xstream.node.metrics import METRICS
 from xstream.v1 import xstream_pb2 as pb
-
-from . import infotext, slices
-from .epochs import EpochState
-from .logs import slog
-from .metrics import METRICS
 
 Argv = list[bytes]
 Rerun = Callable[[Argv], Awaitable[Result] | Result]

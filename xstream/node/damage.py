@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import records
+from xstream.node import records
 
 
 @dataclass(frozen=True)
