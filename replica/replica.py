@@ -34,7 +34,8 @@ Damage and disk faults: a replica started on damaged data keeps the good prefix 
 aside, `damage` says what) and takes what it lacks from its primary; until it has synced once
 it is no candidate in an election. A write or fsync of its own log that fails stops the link
 and its acks (nothing it has not logged is acknowledged); once the disk watcher has snapshotted
-the state into a fresh segment (`resume_log`) it syncs on from its offset.
+the state into a fresh segment (`resume_log`) it syncs on from its offset. A link that cannot
+write its ids (replid.json, epoch.json: a full disk) is logged and retried each second.
 
 Reads carrying a client's session offset past `offset` wait for the records to be applied
 (up to CATCH_UP_WAIT), then fail with TRYAGAIN: a client's reads never go backwards.
@@ -176,6 +177,9 @@ class Replica(Node):
                 backoff = 0.05
             except DiskFault as e:
                 slog("replica_link_stopped_disk", level="error", error=str(e))
+            except OSError as e:  # replid.json or epoch.json not written (a full disk): retry
+                slog("replica_link_stopped_disk", level="error", error=e.strerror or str(e))
+                backoff = 1.0
             except Diverged as e:
                 slog("replica_diverged", level="error", error=str(e))
                 self.replid = ""
@@ -298,9 +302,9 @@ class Replica(Node):
         if c.offset < self._offset:
             await self._cut_back(c.offset)
         self._adopt(c.epoch, wire.history_from(c.history))
-        if c.replid != self.replid:
-            self.replid = c.replid
+        if c.replid != self.replid:  # persisted first: a retry after an OSError saves again
             replids.save(self.store.dir, {"replid": c.replid})
+            self.replid = c.replid
         self.partial_syncs += 1
         self._healed()
         self.link = "up"
@@ -345,8 +349,8 @@ class Replica(Node):
         self.store.reset(full.offset, data, {"replid": full.replid})
         self._adopt(full.epoch, wire.history_from(full.history))
         self.backlog = Backlog(self.backlog.capacity, full.offset)
-        self.replid = full.replid
         replids.save(self.store.dir, {"replid": full.replid})
+        self.replid = full.replid
         self.engine.keyspace = fresh.keyspace
         self.engine.foreign_layout = True
         self._offset = self.received = self.primary_offset = full.offset

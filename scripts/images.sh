@@ -3,7 +3,7 @@
 # stdout, one a line, progress on stderr. Run with --help for the details.
 #
 #   xstream-rootfs:<h0>  debootstrap --variant=minbase bookworm, `docker import`ed
-#   xstream-base:<h1>    FROM the rootfs + python3, python3-venv, etcd-server (also the etcd image)
+#   xstream-base:<h1>    FROM the rootfs + python3, python3-venv, etcd-server, strace (also etcd's)
 #   xstream-node:<h2>    FROM the base + /opt/xstream venv from a host-built wheelhouse
 #
 # Invariants: a tag is a hash of everything that goes into its image, so `docker image inspect
@@ -27,7 +27,7 @@ usage: scripts/images.sh [--force] [--verbose] [--help]
 
 Build xstream's images with no registry, reusing every cached step; prints the tags made:
   xstream-base:<hash>   Debian $suite minbase (debootstrap + docker import) with python3,
-                        python3-venv and etcd-server (3.4); also the etcd image
+                        python3-venv, etcd-server (3.4) and strace; also the etcd image
   xstream-node:<hash>   the base + a venv in /opt/xstream (wheels built on the host),
                         entrypoint \`xstream\`; also tagged xstream-node:latest
 Each tag is a hash of its inputs; an existing tag is reused. Cold: debootstrap and apt
@@ -97,7 +97,7 @@ if ! have_image "$rootfs_tag"; then
   docker import "$tarball" "$rootfs_tag" >/dev/null
 fi
 
-# --- base: python3, python3-venv, etcd-server from apt ---
+# --- base: python3, python3-venv, etcd-server, strace from apt ---
 base_hash=$(cat <(echo "$version $rootfs_tag") "$image_dir/base.Dockerfile" \
   "$image_dir/packages.txt" | hash_text)
 base_tag=xstream-base:$base_hash

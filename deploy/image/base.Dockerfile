@@ -1,5 +1,5 @@
 # xstream-base: Debian bookworm (debootstrap minbase, imported by scripts/images.sh as
-# ROOTFS) plus Debian's python3 and etcd-server. No registry is needed: FROM names a local
+# ROOTFS) plus Debian's python3, etcd-server and strace (the drills' EIO injection). No registry is needed: FROM names a local
 # image. Its tag is a hash of this file, packages.txt and the script's version.
 ARG ROOTFS
 FROM ${ROOTFS}

@@ -13,17 +13,28 @@ primary there; `primary()` names the node acting as primary (asking every node's
 
 Verbs: `kill` (SIGKILL), `restart` (start a killed node's container again, its data kept),
 `pause`/`unpause` (cgroup freezer), `partition` (disconnect from the cluster network, etcd
-included) and `heal` (reconnect under the same aliases). Each node is also on Docker's
-default bridge, which has no names: peers cannot reach a partitioned node (they know it only
-by its alias), while its published port keeps it observable from the test. Every wait is
-`poll`: bounded, on something observable, failing with a message that names what was
-awaited; the drills' conftest.py adds every node's logs (`Cluster.logs()`) to a failed
-test's report.
+included) and `heal` (reconnect under the same aliases); disk faults: `fill_disk`/`free_disk`
+(the node's data file system full to the last byte, then freed), `fail_fsync`/`mend_fsync`
+(strace attached to the node's process makes every fsync fail with EIO, then detaches) and
+`corrupt_log` (a byte flipped in a record in the middle of a stopped node's log).
+
+Each node is also on Docker's default bridge, which has no names: peers cannot reach a
+partitioned node (they know it only by its alias), while its published port keeps it
+observable from the test. Every wait is `poll`: bounded, on something observable, failing
+with a message that names what was awaited; the drills' conftest.py adds every node's logs
+(`Cluster.logs()`) to a failed test's report.
+
+Disks: a node's /data is a tmpfs volume of DISK_SIZE (its own small file system, which
+`fill_disk` fills without touching the host's disk), kept mounted by a *holder* container
+(`Node.disk`, sleeping, root) that mounts it too at /disk: Docker unmounts a tmpfs volume,
+and drops its data, when the last container using it stops, and `kill` / `restart` must keep
+a node's data. The holder is also where a stopped node's files are changed. Nodes run with
+CAP_SYS_PTRACE, so strace (in the image) can be attached to them from `docker exec`.
 
 Invariants: a node's name is its network alias (peers reach it as NAME:7700) and its
 `--name`; every node listens on 7700 in its container, published on a free host port (a
 restart may publish it on another: `address(name)` is current); a Cluster removes its
-containers and network on exit, killed or not (conftest.py has read a failed test's logs by
+containers, volumes and network on exit, killed or not (conftest.py has read a failed test's logs by
 then). Observers (`node_info`, `primary`, `digest`, `xrange`) talk to one node over raw gRPC
 (rpc.py), never through a Client that could route elsewhere; they are thread-safe.
 """
@@ -62,6 +73,11 @@ ROOT = Path(__file__).resolve().parents[2]
 PORT = 7700  # every node's gRPC port inside its container
 ETCD_PORT = 2379  # etcd's client port, in its container and as http://etcd:2379 to nodes
 ETCD_IMAGE = "xstream-base:latest"  # Debian's etcd-server 3.4 (scripts/images.sh tags it)
+DATA = "/data"  # a node's data directory, in its container
+DISK = "/disk"  # the same file system, in the node's holder container
+DISK_SIZE = 256 << 20  # bytes of each node's tmpfs (only what is written uses memory)
+UID = 10001  # the image's `xstream` user, owner of /data (deploy/image/node.Dockerfile)
+EIO_PID_FILE = "/tmp/xstream-drill-strace.pid"  # in a node's container, while fail_fsync holds
 PAGE = 5000  # entries per XRANGE call when reading a whole stream
 T = TypeVar("T")
 
@@ -116,6 +132,7 @@ class Node:
     container: DockerContainer  # started; removed by Cluster.close()
     address: tuple[str, int]  # (host, port) where the test reaches its gRPC port
     aliases: list[str] = field(default_factory=list)  # what heal() reconnects it under
+    disk: DockerContainer | None = None  # the holder of its /data volume (None: etcd)
 
     @property
     def id(self) -> str:
@@ -138,6 +155,7 @@ class Cluster:
         self._channels: dict[str, grpc.Channel] = {}  # raw gRPC, by "host:port"
         self._lock = threading.Lock()  # guards _channels (writers observe from threads)
         self._client: docker.DockerClient | None = None  # the Docker SDK's, made when needed
+        self._volumes: list[str] = []  # the nodes' tmpfs volumes, removed by close()
 
     # --- starting nodes ---
 
@@ -173,19 +191,49 @@ class Cluster:
 
     def _start(self, name: str, argv: list[str], ready: Callable[[], object] | None = None) -> Node:
         assert name not in self.nodes, f"node {name} already started"
-        common = ["--host", "0.0.0.0", "--port", str(PORT), "--data-dir", "/data"]
+        common = ["--host", "0.0.0.0", "--port", str(PORT), "--data-dir", DATA]
         command = [*argv[:1], *common, "--name", name, *argv[1:]]
-        container, address = self._container(self.image, command, PORT, name)
-        node = Node(name, container, address, [name])
+        volume, disk = self._disk(name)
+        container, address = self._container(
+            self.image, command, PORT, name, volume=volume, cap_add=["SYS_PTRACE"]
+        )
+        node = Node(name, container, address, [name], disk)
         self.nodes[name] = node
         poll(ready or (lambda: self.healthy(name)), 20, f"{name} serves gRPC")
         return node
 
+    def _disk(self, name: str) -> tuple[str, DockerContainer]:
+        """Node `name`'s tmpfs volume, and its started holder (see the module's Disks)."""
+        volume = f"{self.network.name}-{name}"
+        options = f"size={DISK_SIZE},uid={UID},gid={UID},mode=0755"
+        self._docker().volumes.create(
+            volume, driver="local", driver_opts={"type": "tmpfs", "device": "tmpfs", "o": options}
+        )
+        self._volumes.append(volume)
+        holder = (
+            DockerContainer(self.image)
+            .with_kwargs(entrypoint=["sleep", "infinity"], user="root")
+            .with_volume_mapping(volume, DISK, "rw")
+        )
+        holder.start()
+        return volume, holder
+
     def _container(
-        self, image: str, command: list[str], port: int, alias: str
+        self,
+        image: str,
+        command: list[str],
+        port: int,
+        alias: str,
+        volume: str | None = None,
+        cap_add: list[str] | None = None,
     ) -> tuple[DockerContainer, tuple[str, int]]:
-        """A started container publishing `port`, on the cluster network as `alias`."""
+        """A started container publishing `port`, on the cluster network as `alias`, with
+        `volume` (if any) as its data directory."""
         container = DockerContainer(image).with_command(command).with_exposed_ports(port)
+        if volume is not None:
+            container.with_volume_mapping(volume, DATA, "rw")
+        if cap_add:
+            container.with_kwargs(cap_add=cap_add)
         # WARNING: partition() relies on this. The container is made on Docker's default bridge,
         # which stays its gateway and carries its published port, and joins the cluster network
         # second: disconnecting a container from its gateway network can drop the port mapping
@@ -348,6 +396,54 @@ class Cluster:
         node = self.nodes[name]
         self._docker_network().connect(node.id, aliases=node.aliases)
 
+    def fill_disk(self, name: str) -> int:
+        """Fill the node's data file system to the last byte (a file `.filler` in its data
+        directory); answer the bytes still free (0 unless the node freed some since)."""
+        disk = self._holder(name)
+        _exec(disk, f"dd if=/dev/zero of={DISK}/.filler bs=1M 2>/dev/null; true")
+        return int(_exec(disk, f"df -B1 --output=avail {DISK} | tail -1").strip())
+
+    def free_disk(self, name: str) -> None:
+        """Undo fill_disk."""
+        _exec(self._holder(name), f"rm -f {DISK}/.filler")
+
+    def fail_fsync(self, name: str) -> None:
+        """Attach strace to the node's process (PID 1 of its container, every thread): from
+        now on each fsync and fdatasync it makes fails with EIO. Undone by mend_fsync."""
+        strace = (
+            "strace -f -qq -o /dev/null -p 1 -e trace=fsync,fdatasync "
+            "-e inject=fsync,fdatasync:error=EIO"
+        )
+        container = self._wrapped(name)
+        container.exec_run(["sh", "-c", f"echo $$ > {EIO_PID_FILE}; exec {strace}"], user="root",
+                           detach=True)  # fmt: skip
+        poll(lambda: self._tracer(name) != 0, 10, f"strace is attached to {name}'s process")
+
+    def mend_fsync(self, name: str) -> None:
+        """Detach fail_fsync's strace (SIGINT: it lets go of every thread)."""
+        _exec(self._wrapped(name), f"kill -INT $(cat {EIO_PID_FILE}) && rm {EIO_PID_FILE}")
+        poll(lambda: self._tracer(name) == 0, 10, f"strace has let go of {name}'s process")
+
+    def corrupt_log(self, name: str) -> str:
+        """Flip one bit in the middle of a record in the middle of the node's largest log
+        segment (never its last record, so it cannot pass for a torn tail), the node being
+        stopped; answer what was changed ("aof-<base>.xlog@<byte>/<file size>")."""
+        assert self.status(name) == "exited", f"corrupt_log: {name} must be stopped first"
+        return _exec(self._holder(name), ["python3", "-c", _FLIP, DISK]).strip()
+
+    def _holder(self, name: str) -> docker.models.containers.Container:
+        disk = self.nodes[name].disk
+        assert disk is not None, f"{name} has no disk holder"
+        return disk.get_wrapped_container()
+
+    def _wrapped(self, name: str) -> docker.models.containers.Container:
+        return self.nodes[name].container.get_wrapped_container()
+
+    def _tracer(self, name: str) -> int:
+        """The TracerPid of the node's process (0: none is attached)."""
+        status = _exec(self._wrapped(name), "cat /proc/1/status")
+        return int(next(ln.split()[1] for ln in status.splitlines() if ln.startswith("Tracer")))
+
     # --- teardown ---
 
     def close(self) -> None:
@@ -360,6 +456,12 @@ class Cluster:
         for node in [*self.nodes.values(), *([self.etcd] if self.etcd else [])]:
             with contextlib.suppress(Exception):  # already gone: teardown goes on
                 node.container.stop()
+            if node.disk is not None:
+                with contextlib.suppress(Exception):
+                    node.disk.stop()
+        for volume in self._volumes:
+            with contextlib.suppress(Exception):
+                self._docker().volumes.get(volume).remove(force=True)
         self.network.remove()
 
     def __enter__(self) -> Cluster:
@@ -385,6 +487,43 @@ class Cluster:
 
     def _docker_network(self) -> docker.models.networks.Network:
         return self._docker().networks.get(self.network.name)
+
+
+def _exec(container: docker.models.containers.Container, command: str | list[str]) -> str:
+    """Run `command` (a shell line, or an argv) in the container as root; its output.
+    Raises DrillError if it fails."""
+    argv = ["sh", "-c", command] if isinstance(command, str) else command
+    code, out = container.exec_run(argv, user="root")
+    text = out.decode(errors="replace")
+    if code != 0:
+        raise DrillError(f"{argv} in {container.name} exited {code}: {text}")
+    return text
+
+
+# corrupt_log's program, run in a holder (the node image: xstream's records module is there).
+_FLIP = """
+import pathlib, sys
+from xstream.server import records
+segments = sorted(pathlib.Path(sys.argv[1]).glob("aof-*.xlog"), key=lambda p: p.stat().st_size)
+if not segments:
+    sys.exit("no log segment")
+seg = segments[-1]
+data = bytearray(seg.read_bytes())
+starts, pos = [], 0
+while pos + records.HEADER.size <= len(data):
+    length, _ = records.HEADER.unpack_from(data, pos)
+    if pos + records.HEADER.size + length > len(data):
+        break
+    starts.append((pos, length))
+    pos += records.HEADER.size + length
+if len(starts) < 3:
+    sys.exit(f"{seg.name} holds {len(starts)} records: too few to damage its middle")
+start, length = starts[len(starts) // 2]
+at = start + records.HEADER.size + length // 2
+data[at] ^= 0x01
+seg.write_bytes(data)
+print(f"{seg.name}@{at}/{len(data)}")
+"""
 
 
 def _logs_of(node: Node) -> str:

@@ -6,7 +6,8 @@
 
     Outcome   the op was
     OK        applied and acknowledged at its acks level (an ID came back)
-    FAILED    certainly not applied: READONLY, NOREPLICAS, or the call never left the host
+    FAILED    certainly not applied: READONLY, NOREPLICAS, MISCONF, or the call never left
+              the host
     UNKNOWN   maybe applied: LEASELOST, ACKTIMEOUT, a deadline, a call broken mid-way
 
 An op is invoked once and completes once, however many attempts it took (a writer retries
@@ -35,8 +36,11 @@ class Outcome(enum.Enum):
 
 
 # Error prefixes after which the write was certainly not applied; any other error may have
-# applied it (LEASELOST and ACKTIMEOUT say so outright).
-NOT_APPLIED = ("READONLY", "NOREPLICAS")
+# applied it (LEASELOST and ACKTIMEOUT say so outright). MISCONF is a node whose disk failed
+# or is below its reserve: the write is refused before it is applied, or rolled back with the
+# state before it is visible or shipped (README: "Disk full, I/O errors").
+# WARNING: xstream/client/failover.py's REFUSED_CODES makes the same call for the client.
+NOT_APPLIED = ("READONLY", "NOREPLICAS", "MISCONF")
 
 
 def outcome_of_error(line: str) -> Outcome:

@@ -18,6 +18,13 @@ Writers are named `<prefix><role>`: `q` (fails over, acks=quorum), `l` (fails ov
 acks=leader), `c` (the product Client with failover, acks=quorum), `pin` and `pinq` (stay
 with the old primary, acks=leader and acks=quorum). Each drill writes its own stream
 (`Drill.key`).
+
+Disk faults (README: "Damage is not a torn tail", "Disk full, I/O errors"): `disk-full` and
+`eio` break the primary's disk under load; it must refuse writes with MISCONF (note
+`misconf`: the ops of the writer pinned to it refused so; none is a violation), hand over to
+a replica holding its log, and resume once the disk works again. `corrupt` kills the
+primary, flips a byte in the middle of its log and restarts it: it must set the damage aside
+and resync from the new primary (notes `damage_set_aside`, `damage_healed`).
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ WARM_OPS = 20  # OK ops each writer makes before the fault (the cluster works)
 AFTER_OPS = 20  # OK ops after the recovery (the new primary keeps working)
 ACK_MARGIN = 1.5  # s past the lease within which a minority primary must have stopped acking
 PAUSE_S = LEASE_TTL + 2.0  # s a paused primary stays frozen (the new one is elected by then)
+DISK_FAULT_S = 4.0  # s a disk fault lasts at least (the handover is done well before)
 
 
 @dataclass
@@ -92,7 +100,7 @@ class Drill:
 class Run:
     """What one drill did and saw (the checker's report over its stream included)."""
 
-    fault: str  # kill, pause, partition, double-kill, kill-replica, groups
+    fault: str  # kill, pause, partition, double-kill, kill-replica, groups, disk-full, ...
     old_primary: str
     new_primary: str = ""
     recovery_s: list[float] = field(default_factory=list)  # one per failover
@@ -425,10 +433,85 @@ def kill_replica(d: Drill) -> Run:
     return conclude(d, run)
 
 
+def fill_primary_disk(d: Drill) -> Run:
+    """The primary's data file system fills to the last byte under load, for DISK_FAULT_S at
+    least; then the space is freed. Notes: `misconf`, `free_bytes` (what the fill left free:
+    0 unless the node freed some meanwhile)."""
+    free: list[int] = []
+    run = _disk_fault(
+        d, "disk-full", lambda n: free.append(d.cluster.fill_disk(n)), d.cluster.free_disk
+    )
+    run.notes["free_bytes"] = free[0]
+    return run
+
+
+def fail_primary_fsync(d: Drill) -> Run:
+    """Every fsync of the primary fails with EIO (strace) under load, for DISK_FAULT_S at
+    least; then strace detaches. Notes: `misconf`."""
+    return _disk_fault(d, "eio", d.cluster.fail_fsync, d.cluster.mend_fsync)
+
+
+def _disk_fault(
+    d: Drill,
+    fault: str,
+    start: Callable[[str], None],
+    end: Callable[[str], None],
+) -> Run:
+    """`start(primary)`, a failover, DISK_FAULT_S, `end(primary)`; it rejoins as a replica.
+    A writer pinned to the old primary (acks=leader) sees its refusals."""
+    c, run = d.cluster, begin(d, fault)
+    old = run.old_primary
+    pin = d.writer("pin", acks="leader", pinned=old, retry_for=1.0)
+    with d.writers(pin) as ws:
+        warm(d, ws)
+        fault_at = time.monotonic()
+        run.faulted.append(old)
+        start(old)
+        try:
+            run.new_primary = new_primary(c, old)
+            failed_over(d, run, fault_at, old, run.new_primary)
+            time.sleep(max(0.0, fault_at + DISK_FAULT_S - time.monotonic()))
+        finally:
+            end(old)
+    pinned = [o for o in d.history.ops(d.key) if o.process == pin.process]
+    run.notes["misconf"] = sum(1 for o in pinned if "MISCONF" in o.error)
+    return conclude(d, run)
+
+
+def corrupt_primary_log(d: Drill) -> Run:
+    """Kill the primary under load; once another serves, flip a byte in the middle of the old
+    one's log and restart it: it keeps the good prefix, sets the rest aside and resyncs from
+    the new primary. Notes: `corrupted` (what was flipped), `damage_set_aside` and
+    `damage_healed` (its log lines during the drill)."""
+    c, run = d.cluster, begin(d, "corrupt")
+    old = run.old_primary
+    before = {e: len(c.events(old, e)) for e in ("damage_set_aside", "damage_healed")}
+    with d.writers() as ws:
+        warm(d, ws)
+        fault_at = time.monotonic()
+        run.faulted.append(old)
+        c.kill(old)
+        run.new_primary = new_primary(c, old)
+        failed_over(d, run, fault_at, old, run.new_primary)
+        run.notes["corrupted"] = c.corrupt_log(old)
+        c.restart(old)
+        poll(
+            lambda: len(c.events(old, "damage_healed")) > before["damage_healed"],
+            RECOVER_S,
+            f"{old} healed the damage in its log (damage_healed)",
+        )
+    for event, count in before.items():
+        run.notes[event] = len(c.events(old, event)) - count
+    return conclude(d, run)
+
+
 FAULTS: dict[str, Callable[[Drill], Run]] = {
     "kill": kill_primary,
     "pause": pause_primary,
     "partition": partition_primary,
     "double-kill": double_kill,
     "kill-replica": kill_replica,
+    "disk-full": fill_primary_disk,
+    "eio": fail_primary_fsync,
+    "corrupt": corrupt_primary_log,
 }

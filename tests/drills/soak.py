@@ -1,11 +1,13 @@
 """The randomized drill runner: many faults in a row on one long-lived cluster.
 
     python -m tests.drills.soak --drills 200 [--seed 7] [--json soak.json] [--image TAG]
+                                [--faults disk-full,eio,corrupt]
 
 One cluster (etcd + n1..n3, as in the drills) lives through every drill. Faults are drawn in
-rounds: each round is a random order of every fault (so a short run covers them all), seeded
-by --seed. Each drill writes its own stream (`drill:<n>`) through fresh writers, faults,
-heals, waits for the cluster to settle and checks its stream; one line per drill:
+rounds: each round is a random order of every fault (or of --faults; so a short run covers
+them all), seeded by --seed. Each drill writes its own stream (`drill:<n>`) through fresh
+writers, faults, heals, waits for the cluster to settle and checks its stream; one line per
+drill:
 
     drill=3 fault=pause recovery_s=2.74 promotion_s=2.33 old=n2 new=n1 took_s=7.7 \
         full_syncs=0 ok=801 failed=6 unknown=3 lost_quorum=0 ... violations=[]
@@ -18,7 +20,8 @@ logs; the initial syncs of a fresh cluster are not counted).
 Exit status: 0 if nothing failed; 1 on any quorum loss, duplicate, unexpected, moved or
 out-of-order entry, disagreement, or drill-specific violation (an ack after the new epoch, a
 minority ack past the lease, a redelivered or disagreeing group, a full resync of a replica
-no fault hit); 2 if a bounded wait ran out (the cluster is stuck). Unless it passed, the
+no fault hit, a broken disk that refused nothing with MISCONF, a damaged log not set aside
+and healed); 2 if a bounded wait ran out (the cluster is stuck). Unless it passed, the
 nodes' logs are written next to --json (or to soak-logs.txt).
 """
 
@@ -30,7 +33,7 @@ import math
 import random
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,14 +69,21 @@ def violations(run: Run) -> list[str]:
             out.append(f"{what}: {n[what][:3]}")
     if n.get("groups_agree") is False:
         out.append("group state differs between nodes")
+    if n.get("misconf") == 0:
+        out.append("the node whose disk failed refused no write with MISCONF")
+    for what in ("damage_set_aside", "damage_healed"):
+        if n.get(what) == 0:
+            out.append(f"the node whose log was damaged logged no {what}")
     return out
 
 
-def fault_order(seed: int) -> Iterator[str]:
-    """Rounds of every fault, each round in a random order."""
+def fault_order(seed: int, faults: Sequence[str] = ()) -> Iterator[str]:
+    """Rounds of `faults` (default: every fault), each round in a random order."""
     rng = random.Random(seed)
+    unknown = set(faults) - set(ALL_FAULTS)
+    assert not unknown, f"unknown faults {sorted(unknown)}; known: {sorted(ALL_FAULTS)}"
     while True:
-        names = sorted(ALL_FAULTS)
+        names = sorted(faults or ALL_FAULTS)
         rng.shuffle(names)
         yield from names
 
@@ -126,8 +136,12 @@ class Summary:
         }
 
 
+SHOWN_NOTES = ("misconf", "free_bytes", "corrupted", "damage_set_aside", "damage_healed")
+
+
 def progress(number: int, run: Run, found: list[str]) -> dict[str, Any]:
     t = run.report.totals()
+    shown = {k: run.notes[k] for k in SHOWN_NOTES if k in run.notes}
     return {
         "drill": number,
         "fault": run.fault,
@@ -139,6 +153,7 @@ def progress(number: int, run: Run, found: list[str]) -> dict[str, Any]:
         "full_syncs": sum(f for f, _ in run.notes.get("syncs", {}).values()),
         **{k: t[k] for k in ("ok", "failed", "unknown")},
         **{k: v for k, v in t.items() if k not in ("ok", "failed", "unknown")},
+        **shown,
         "violations": found,
     }
 
@@ -155,14 +170,19 @@ def line(record: dict[str, Any]) -> str:
 
 
 def run_soak(
-    cluster: Cluster, drills: int, seed: int, echo: Callable[[str], None] = print
+    cluster: Cluster,
+    drills: int,
+    seed: int,
+    echo: Callable[[str], None] = print,
+    faults: Sequence[str] = (),
 ) -> Summary:
-    """`drills` drills on `cluster` (empty: nodes are started here); the summary."""
+    """`drills` drills on `cluster` (empty: nodes are started here), drawn from `faults`
+    (default: every fault); the summary."""
     start_nodes(cluster)
     history, summary, keys = History(), Summary(), []
-    faults = fault_order(seed)
+    order = fault_order(seed, faults)
     for number in range(1, drills + 1):
-        name = next(faults)
+        name = next(order)
         drill = Drill(cluster, history, key=f"drill:{number}", prefix=f"d{number}-")
         keys.append(drill.key)
         try:
@@ -219,13 +239,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=None, help="fault order seed (default: random)")
     p.add_argument("--json", type=Path, default=None, help="write the summary as JSON here")
     p.add_argument("--image", default=None, help="node image tag (default: scripts/images.sh)")
+    p.add_argument(
+        "--faults",
+        default="",
+        help=f"comma-separated faults to draw from (default: {','.join(sorted(ALL_FAULTS))})",
+    )
     args = p.parse_args(argv)
+    faults = [f for f in args.faults.split(",") if f]
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     image = args.image or build_node_image()
     print(f"soak: {args.drills} drills, seed {seed}, image {image}", flush=True)
     started = time.monotonic()
     with Cluster(image) as cluster:
-        summary = run_soak(cluster, args.drills, seed, lambda s: print(s, flush=True))
+        summary = run_soak(cluster, args.drills, seed, lambda s: print(s, flush=True), faults)
         if not summary.passed:
             logs = args.json.with_suffix(".logs.txt") if args.json else Path("soak-logs.txt")
             logs.write_text(cluster.logs())

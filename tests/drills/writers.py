@@ -16,7 +16,8 @@ attempt's outcome (history.Outcome) otherwise:
 - `Sender(topology, pinned="n1")` writes to n1 only, whatever its role: the writer that
   stays with the old primary on its side of a partition.
 - `ClientSender(client, name_of)` goes through xstream.client.Client (its own failover); its
-  errors all count as UNKNOWN, since the client may have retried an attempt that applied.
+  errors all count as UNKNOWN, since the client may have retried an attempt that applied
+  (even a final MISCONF or READONLY says nothing of the attempts before it).
 """
 
 from __future__ import annotations

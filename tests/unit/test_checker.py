@@ -9,12 +9,14 @@ invoke and complete times from a counter, so every case reads as what happened. 
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.drills.checker import Entry, Report, check
 from tests.drills.history import Attempts, History, Op, Outcome, outcome_of_error
+from tests.drills.writers import AttemptError, Writer
 
 PROPS = settings(max_examples=150, derandomize=True, deadline=None, database=None)
 
@@ -237,6 +239,75 @@ def test_error_lines_classify() -> None:
     assert outcome_of_error("NOREPLICAS Not enough good replicas to write.") is Outcome.FAILED
     assert outcome_of_error("LEASELOST write applied ...") is Outcome.UNKNOWN
     assert outcome_of_error("ACKTIMEOUT write applied ...") is Outcome.UNKNOWN
+
+
+# --- MISCONF: a node whose disk failed refused the write (nothing applied) ---
+
+MISCONF_LINES = [
+    "MISCONF Errors writing to the AOF file: No space left on device",
+    "MISCONF Errors writing to the AOF file: Input/output error",
+    "MISCONF Errors writing to the AOF file: free space on the data directory's file system "
+    "(1048576 bytes) is below the reserve of 67108864 bytes (--disk-reserve-bytes)",
+]
+
+
+def test_misconf_lines_are_refusals() -> None:
+    for line in MISCONF_LINES:
+        assert outcome_of_error(line) is Outcome.FAILED, line
+    assert outcome_of_error("ERR MISCONF in the middle is not a prefix") is Outcome.UNKNOWN
+
+
+def test_misconf_attempts_fold_like_readonly() -> None:
+    refused = Attempts()
+    for line in [MISCONF_LINES[0], "READONLY You can't write against a deposed primary"]:
+        refused.add(outcome_of_error(line), line)
+    assert refused.outcome is Outcome.FAILED
+    maybe = Attempts()
+    for line in [MISCONF_LINES[1], "LEASELOST write applied ...", MISCONF_LINES[1]]:
+        maybe.add(outcome_of_error(line), line)
+    assert maybe.outcome is Outcome.UNKNOWN  # one attempt may have applied it
+    retried = Attempts()
+    retried.add(outcome_of_error(MISCONF_LINES[2]), MISCONF_LINES[2])
+    retried.add(Outcome.OK)
+    assert retried.outcome is Outcome.OK
+
+
+class Refusing:
+    """A sender whose node answers each line of `lines` in turn, then acknowledges."""
+
+    def __init__(self, *lines: str) -> None:
+        self.lines = list(lines)
+
+    def send(self, argv: list[bytes], acks: str) -> tuple[Any, str, int]:
+        if self.lines:
+            line = self.lines.pop(0)
+            raise AttemptError(outcome_of_error(line), line, "n1", 3)
+        return b"5-0", "n2", 4
+
+
+def test_a_writer_records_misconf_as_failed_then_retries_it() -> None:
+    h = History()
+    gave_up = Writer(h, Refusing(*MISCONF_LINES * 100), "w1", "s", retry_for=0.05).write(1)
+    assert gave_up.outcome is Outcome.FAILED and gave_up.error.startswith("MISCONF")
+    assert (gave_up.node, gave_up.epoch) == ("n1", 3)
+    took = Writer(h, Refusing(MISCONF_LINES[0]), "w2", "s").write(1)
+    assert took.outcome is Outcome.OK and (took.node, took.id, took.attempts) == ("n2", "5-0", 2)
+
+
+def test_misconf_refused_and_absent_passes_but_present_is_unexpected() -> None:
+    sim = Sim()
+    sim.write()
+    refused = sim.op("w1", Outcome.FAILED)
+    refused.error = MISCONF_LINES[0]
+    sim.write()
+    report = check(sim.ops, sim.nodes())
+    assert report.passed, report.line()
+    assert (report.ok, report.failed, report.unknown) == (2, 1, 0)
+    assert report.totals()["lost_quorum"] == 0 and not report.recovered
+    sim.stream.append(("9-0", refused.value))  # the node applied what it said it refused
+    report = check(sim.ops, sim.nodes())
+    only(report, "unexpected", 3)  # once per node
+    assert "No space left on device" in report.unexpected[0]
 
 
 def test_history_records_and_finds_the_first_ok() -> None:
