@@ -13,6 +13,10 @@ replica until forgotten, like any other).
 
 from __future__ import annotations
 
+from xstream.node.handshake import Hello
+
+__all__ = ["Hello", "PeerError", "check_ack", "check_hello", "split_address"]
+
 MAX_NAME = 256
 MAX_PORT = 65535
 

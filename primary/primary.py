@@ -65,11 +65,10 @@ from xstream.engine.reply import Reply
 from xstream.node import epochs, records, replids
 from xstream.node.backlog import Backlog
 from xstream.node.base import Argv, Node, Signal, log_snapshot_failure, now_ms
+from xstream.node.concern import Acks, WriteConcern
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
 from xstream.node.store import DiskFault, Store
-from xstream.server import wire
-from xstream.v1 import xstream_pb2 as pb
 
 from . import peers
 
@@ -229,7 +228,7 @@ class Primary(Node):
     # ------------------------------------------------------------ writes
 
     async def write(
-        self, argv: Argv, concern: pb.WriteConcern | None, settle: bool = True
+        self, argv: Argv, concern: WriteConcern | None, settle: bool = True
     ) -> tuple[Reply, int]:
         self._check_writable()
         self._check_min_replicas()
@@ -249,7 +248,7 @@ class Primary(Node):
         return result
 
     async def pipeline(
-        self, argvs: list[Argv], concern: pb.WriteConcern | None, client_offset: int = 0
+        self, argvs: list[Argv], concern: WriteConcern | None, client_offset: int = 0
     ) -> tuple[list[Reply | StreamError], int]:
         """Each command in order (others may interleave while one blocks); settled once."""
         before = self.offset
@@ -259,7 +258,7 @@ class Primary(Node):
         return out, self.offset
 
     async def pipelined(
-        self, argv: Argv, concern: pb.WriteConcern | None, client_offset: int
+        self, argv: Argv, concern: WriteConcern | None, client_offset: int
     ) -> Reply:
         """A write is logged and shipped, not settled: the pipeline settles once at its end."""
         if argv and self.engine_is_write(argv):
@@ -300,7 +299,7 @@ class Primary(Node):
         if result.signaled:
             self.wake(result.signaled)
 
-    async def settle(self, offset: int, concern: pb.WriteConcern | None) -> None:
+    async def settle(self, offset: int, concern: WriteConcern | None) -> None:
         """Durable per the fsync policy, then acked by as many replicas as asked, all within
         this primary's lease."""
         try:
@@ -321,11 +320,11 @@ class Primary(Node):
                 )
         self._check_lease_at_ack(offset)
 
-    def required_acks(self, concern: pb.WriteConcern | None) -> int:
-        if concern is None or concern.acks == pb.ACKS_LEADER:
+    def required_acks(self, concern: WriteConcern | None) -> int:
+        if concern is None or concern.acks is Acks.LEADER:
             return 0
         known = max(self.members(), self.options.expect_replicas)
-        return known if concern.acks == pb.ACKS_ALL else (1 + known) // 2
+        return known if concern.acks is Acks.ALL else (1 + known) // 2
 
     def members(self) -> int:
         """Replicas connected or departed less than `replica_forget_after` ago (see R in the
@@ -394,7 +393,7 @@ class Primary(Node):
         await self.store.resume(self.engine, {"replid": self.replid}, self.offset)
         self.new_data.fire()
 
-    def check_replica_behind(self, hello: pb.Hello) -> str:
+    def check_replica_behind(self, hello: peers.Hello) -> str:
         """Why this replica must not sync from here ("" if it may): it holds more of this
         primary's own epoch than this primary does. Only a primary that came back with less
         than it wrote (its log lost or damaged) can see that; syncing would cut back records
@@ -403,7 +402,7 @@ class Primary(Node):
         led = self.epochs.leader_epoch
         if not hello.history or led == 0 or hello.offset <= self.offset:
             return ""
-        theirs = epochs.clip(wire.history_from(hello.history), hello.offset)
+        theirs = epochs.clip(hello.history, hello.offset)
         if not theirs or theirs[-1].epoch != led:
             return ""
         why = (
@@ -479,7 +478,7 @@ class Primary(Node):
 
     # ------------------------------------------------------------ replicas
 
-    def attach(self, hello: pb.Hello) -> ReplicaLink:
+    def attach(self, hello: peers.Hello) -> ReplicaLink:
         """A new link for a (checked, peers.check_hello) Hello. It replaces the link of the
         same name, if any: that replica reconnected, it is counted once, and its old call ends
         at its sender's next step (`serves`). Nothing counts as acked until the sync sets
@@ -497,7 +496,7 @@ class Primary(Node):
         if self.serves(link) and link.connected:
             link.connected, link.left_at = False, time.monotonic()
 
-    def resume_point(self, hello: pb.Hello) -> int | None:
+    def resume_point(self, hello: peers.Hello) -> int | None:
         """Where a replica continues with a partial resync, or None for a full sync.
 
         PSYNC2's rule: its replid is this history (up to the offset) or the previous one (up to
@@ -514,7 +513,7 @@ class Primary(Node):
         else:
             return None
         if hello.history:
-            theirs = wire.history_from(hello.history)
+            theirs = hello.history
             mine = self.epochs.history
             point = min(point, epochs.truncation_point(mine, self.offset, theirs, hello.offset))
         if point < hello.offset and point < hello.log_start:

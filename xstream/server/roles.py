@@ -39,6 +39,7 @@ from xstream.node.logs import slog
 from xstream.node.slices import Limits
 from xstream.node.store import Recovery, Store
 from xstream.primary.primary import Options, Primary
+from xstream.replica import link
 from xstream.replica.replica import Replica
 
 from .config import NodeConfig
@@ -147,7 +148,7 @@ class Host:
 
     def start_link(self) -> None:
         assert isinstance(self._node, Replica)
-        self._link = asyncio.get_running_loop().create_task(self._node.run_link())
+        self._link = asyncio.get_running_loop().create_task(link.follow(self._node))
 
     async def stop(self) -> None:
         """Stop the replica link, if any (shutdown, or a role change): once this returns, the

@@ -30,6 +30,7 @@ from xstream.engine import StreamError
 from xstream.engine.reply import Reply
 from xstream.node import slices
 from xstream.node.base import Argv, Node
+from xstream.node.concern import Acks, WriteConcern
 from xstream.node.metrics import METRICS
 from xstream.node.store import DiskFault
 from xstream.v1 import xstream_pb2 as pb
@@ -76,8 +77,15 @@ def _epoch_meta(node: Node) -> tuple[str, str]:
     return (EPOCH_KEY, str(node.epoch))
 
 
-def _concern(msg: Any) -> pb.WriteConcern | None:
-    return msg.concern if msg.HasField("concern") else None
+_ACKS = {pb.ACKS_LEADER: Acks.LEADER, pb.ACKS_QUORUM: Acks.QUORUM, pb.ACKS_ALL: Acks.ALL}
+
+
+def _concern(msg: Any) -> WriteConcern | None:
+    """The request's write concern in plain terms (None: the default, acks=leader)."""
+    if not msg.HasField("concern"):
+        return None
+    c = msg.concern
+    return WriteConcern(_ACKS.get(c.acks, Acks.QUORUM), c.timeout_ms)  # unknown: the safer
 
 
 async def abort(node: Node, context: grpc.aio.ServicerContext, e: StreamError) -> None:
@@ -99,7 +107,7 @@ class StreamsService(pb_grpc.StreamsServicer):
         return self.served.node
 
     async def _run(
-        self, argv: Argv, context: grpc.aio.ServicerContext, concern: pb.WriteConcern | None = None
+        self, argv: Argv, context: grpc.aio.ServicerContext, concern: WriteConcern | None = None
     ) -> tuple[Reply, int]:
         node = self.node
         try:
@@ -151,7 +159,7 @@ class StreamsService(pb_grpc.StreamsServicer):
         self, request_iterator: AsyncIterator[pb.IngestBatch], context: Any
     ) -> pb.IngestReply:
         out = pb.IngestReply()
-        concern: pb.WriteConcern | None = None
+        concern: WriteConcern | None = None
         node = self.node
         client_epoch = _metadata_int(context, EPOCH_KEY)
         async for batch in request_iterator:
