@@ -210,6 +210,10 @@ class Primary(Node):
         self._fail_ack_waiters()
         self.new_data.fire()
 
+    def hand_over(self, to: Node) -> None:
+        """Demoted: blocked clients get UNBLOCKED and writes waiting for acks fail (close)."""
+        self.close()
+
     def close(self) -> None:
         """This primary stops serving (the node becomes a replica)."""
         self.closed = True

@@ -174,6 +174,13 @@ class Replica(Node):
         self.link = "down"
         self._acking = False
 
+    def to_record_boundary(self) -> None:
+        """Drop a partial record the last link left (the log ends at `offset`)."""
+        if self.received != self._offset:
+            self.store.truncate_to(self._offset)
+            self.received = self._offset
+            self.pending = b""
+
     def diverged(self) -> None:
         """The stream did not fit (Diverged): forget the replid, take a full sync next."""
         self.replid = ""
@@ -182,10 +189,7 @@ class Replica(Node):
     def hello(self) -> Hello:
         """What this replica tells a primary first. A partial record left by the last link
         is dropped first: the log ends at `offset`, a record boundary."""
-        if self.received != self._offset:
-            self.store.truncate_to(self._offset)
-            self.received = self._offset
-            self.pending = b""
+        self.to_record_boundary()
         self._acked = -1
         return Hello(
             name=self.name,

@@ -33,10 +33,12 @@ from xstream.engine.commands import lookup
 from xstream.engine.context import BlockSpec
 from xstream.engine.reply import Reply, Status
 from xstream.node import infotext, slices
+from xstream.node.backlog import Backlog
 from xstream.node.concern import WriteConcern
 from xstream.node.epochs import EpochState
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
+from xstream.node.store import Store
 
 Argv = list[bytes]
 Rerun = Callable[[Argv], Awaitable[Result] | Result]
@@ -82,7 +84,13 @@ def _resolve(fut: asyncio.Future[None]) -> None:
 
 
 class Node(ABC):
+    """What every role is: an engine, a store and a backlog under one name, the history it
+    follows (`replid`), its epochs; the dispatch of commands, blocking and long reads."""
+
     role = "node"
+    store: Store
+    backlog: Backlog
+    replid: str
     limits = slices.Limits()  # what one request may cost; the host sets its configured ones
 
     def __init__(self, engine: Engine, name: str) -> None:
@@ -251,9 +259,17 @@ class Node(ABC):
             if not fut.done():
                 fut.set_exception(error)
 
-    def hand_over_blocked(self, to: Node) -> None:
-        """Blocked reads keep waiting on `to` (same engine; the node was promoted). The two
-        share the table: a read parked through this node re-parks through it."""
+    # ------------------------------------------------------------ role changes (host.py)
+
+    def to_record_boundary(self) -> None:
+        """Before another role takes this state: nothing partial is left in the log (a
+        replica drops a record its link delivered only in part)."""
+        return
+
+    def hand_over(self, to: Node) -> None:
+        """This role ends; `to` serves the same engine and store from now on. By default
+        blocked reads keep waiting through `to` (the two share the table: a read parked
+        through this node re-parks through it); a primary fails them instead (Primary)."""
         to._waiters = self._waiters
 
     @property

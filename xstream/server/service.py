@@ -7,7 +7,7 @@ tell a command's error from a transport failure (and, on a replica, `xstream-pri
 returns it with its bound port (port 0 picks a free one); a request that does not decode is
 INVALID_ARGUMENT on every service (decoding.py).
 
-The servicers reach the node through a `Served` (roles.Host): the node changes role in place
+The servicers reach the node through a `Served` (host.Host): the node changes role in place
 (promotion, demotion), and every call uses the node of the moment. Epochs at the edge: every
 Streams reply (and error) carries the node's epoch in trailing metadata `xstream-epoch`; a
 request may carry the highest epoch its client has seen in the same key, and a primary
