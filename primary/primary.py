@@ -68,6 +68,14 @@ from xstream.node.base import Argv, Node, Signal, log_snapshot_failure, now_ms
 from xstream.node.concern import Acks, WriteConcern
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
+from xstream.node.refusals import (
+    AckTimeoutError,
+    LeaseLostError,
+    MisconfError,
+    NoReplicasError,
+    ReadOnlyError,
+    UnblockedError,
+)
 from xstream.node.store import DiskFault, Store
 
 from . import peers
@@ -162,10 +170,9 @@ class Primary(Node):
         if not epochs.client_ahead(self.epochs, client_epoch):
             return
         if argvs is None or any(map(self.engine_is_write, argvs)):
-            raise StreamError(
+            raise ReadOnlyError(
                 f"You can't write against a stale primary: the client has seen epoch "
-                f"{client_epoch}, this primary's is {self.epochs.epoch}.",
-                "READONLY",
+                f"{client_epoch}, this primary's is {self.epochs.epoch}."
             )
 
     def _check_writable(self) -> None:
@@ -174,18 +181,16 @@ class Primary(Node):
         except DiskFault as e:
             raise misconf(e) from None
         if self.behind:
-            raise StreamError(f"You can't write against this primary: {self.behind}", "READONLY")
+            raise ReadOnlyError(f"You can't write against this primary: {self.behind}")
         if self.closed or self.epochs.deposed:
-            raise StreamError(
+            raise ReadOnlyError(
                 f"You can't write against a deposed primary: epoch {self.epochs.epoch} has a "
-                f"newer primary (this one led epoch {self.epochs.leader_epoch}).",
-                "READONLY",
+                f"newer primary (this one led epoch {self.epochs.leader_epoch})."
             )
         if not self.lease_valid():
-            raise StreamError(
+            raise ReadOnlyError(
                 f"You can't write against a primary without a valid lease (epoch "
-                f"{self.epochs.epoch}): a new primary may be elected.",
-                "READONLY",
+                f"{self.epochs.epoch}): a new primary may be elected."
             )
 
     def lease_valid(self) -> bool:
@@ -193,10 +198,9 @@ class Primary(Node):
 
     def _check_lease_at_ack(self, offset: int) -> None:
         if not self.lease_valid():
-            raise StreamError(
+            raise LeaseLostError(
                 f"write applied on the primary at offset {offset} but its lease lapsed before "
-                "it was acknowledged; it may be lost in a failover",
-                "LEASELOST",
+                "it was acknowledged; it may be lost in a failover"
             )
 
     def step_down(self, epoch: int, because: str) -> None:
@@ -219,7 +223,7 @@ class Primary(Node):
         self.closed = True
         self._fail_ack_waiters()
         why = "force unblock from blocking operation, instance state changed (master -> replica?)"
-        self.unblock_all(StreamError(why, "UNBLOCKED"))
+        self.unblock_all(UnblockedError(why))
         self.new_data.fire()
 
     def _fail_ack_waiters(self) -> None:
@@ -316,11 +320,10 @@ class Primary(Node):
             timeout = concern.timeout_ms or self.options.acks_timeout_ms
             got = await self._await_acks(offset, needed, timeout / 1000)
             if got < needed:
-                raise StreamError(
+                raise AckTimeoutError(
                     f"write applied on the primary at offset {offset} but acknowledged by "
                     f"{got} of {needed} required replicas within {timeout} ms; it is not "
-                    "replicated",
-                    "ACKTIMEOUT",
+                    "replicated"
                 )
         self._check_lease_at_ack(offset)
 
@@ -359,7 +362,7 @@ class Primary(Node):
             and now - r.ack_time <= self.options.min_replicas_max_lag
         )
         if good < need:
-            raise StreamError("Not enough good replicas to write.", "NOREPLICAS")
+            raise NoReplicasError("Not enough good replicas to write.")
 
     # ------------------------------------------------------------ disk faults
 
@@ -592,4 +595,4 @@ class Primary(Node):
 
 def misconf(e: DiskFault) -> StreamError:
     """Redis's reply while its AOF cannot be written: the write was not applied."""
-    return StreamError(f"Errors writing to the AOF file: {e}", "MISCONF")
+    return MisconfError(f"Errors writing to the AOF file: {e}")

@@ -49,6 +49,7 @@ from collections import deque
 from typing import Any
 
 from xstream.engine import Engine, StreamError, snapshot
+from xstream.engine.errors import CoreError
 from xstream.engine.reply import Reply
 from xstream.node import epochs, records, replids
 from xstream.node.backlog import Backlog
@@ -58,17 +59,18 @@ from xstream.node.damage import Damage
 from xstream.node.handshake import Hello
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
+from xstream.node.refusals import ReadOnlyError, TryAgainError
 from xstream.node.store import DiskFault, Store
 
 ACK_EVERY = 0.1  # acks without a GETACK (ack_now) are sent at most this often
 CATCH_UP_WAIT = 1.0  # seconds a read behind its client's session offset waits, then TRYAGAIN
 
 
-class Diverged(Exception):  # noqa: N818
+class Diverged(CoreError):  # noqa: N818
     """The stream does not fit this replica's state: resync from scratch."""
 
 
-class StalePrimary(Exception):  # noqa: N818
+class StalePrimary(CoreError):  # noqa: N818
     """The primary's epoch is below ours: it was deposed; do not follow it."""
 
 
@@ -127,10 +129,9 @@ class Replica(Node):
         while self._offset < offset:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise StreamError(
+                raise TryAgainError(
                     f"replica at offset {self._offset} has not applied the client's offset "
-                    f"{offset} yet",
-                    "TRYAGAIN",
+                    f"{offset} yet"
                 )
             await self._applied.wait(left)
 
@@ -142,13 +143,11 @@ class Replica(Node):
 
     def readonly(self) -> StreamError:
         if not self.primary_address:  # a node under election that follows nobody yet
-            return StreamError(
-                "You can't write against a read only replica. No primary is elected yet.",
-                "READONLY",
+            return ReadOnlyError(
+                "You can't write against a read only replica. No primary is elected yet."
             )
-        return StreamError(
-            f"You can't write against a read only replica. The primary is {self.primary_address}.",
-            "READONLY",
+        return ReadOnlyError(
+            f"You can't write against a read only replica. The primary is {self.primary_address}."
         )
 
     def lag_ms(self) -> int:

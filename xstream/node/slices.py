@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from xstream.engine import Engine, StreamError
+from xstream.engine.errors import CoreError
 from xstream.engine.ids import MAX_ID, StreamID, parse_interval, parse_strict, string2ll
 from xstream.engine.reply import PairMap, Reply
 from xstream.engine.stream import Stream
@@ -90,7 +91,7 @@ def gc_paused() -> Iterator[bool]:
             gc.enable()
 
 
-class StaleRead(Exception):  # noqa: N818 (a signal to start again, not an error)
+class StaleRead(CoreError):  # noqa: N818 (a signal to start again, not an error)
     """An entry the read had not reached yet was removed, or the key changed."""
 
 
