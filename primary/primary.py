@@ -60,11 +60,12 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
+from xstream.clock import now_ms
 from xstream.engine import Engine, Result, StreamError, snapshot
 from xstream.engine.reply import Reply
 from xstream.node import epochs, records, replids
 from xstream.node.backlog import Backlog
-from xstream.node.base import Argv, Node, Signal, log_snapshot_failure, now_ms
+from xstream.node.base import Argv, Node, Signal, log_snapshot_failure
 from xstream.node.concern import Acks, WriteConcern
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS

@@ -33,6 +33,7 @@ from typing import Any
 
 import grpc
 
+from xstream.clock import now_ms
 from xstream.node import epochs
 from xstream.node.base import Node
 from xstream.node.logs import slog
@@ -244,7 +245,7 @@ class ReplicationService(pb_grpc.ReplicationServicer):
             yield pb.PrimaryMessage(
                 ping=pb.Ping(
                     primary_offset=p.offset,
-                    time_ms=int(time.time() * 1000),
+                    time_ms=now_ms(),
                     ack_now=ack_now,
                     epoch=epoch,
                 )

@@ -15,12 +15,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-import time
 from pathlib import Path
 
 import grpc
 
 from xstream import checklog, console, tools, up
+from xstream.clock import now_ms
 from xstream.engine import Engine, EngineConfig, StreamError, snapshot
 from xstream.engine.reply import Reply
 from xstream.node.damage import CorruptLog
@@ -50,7 +50,7 @@ def shell(args: argparse.Namespace) -> int:
 
     def execute(argv: list[bytes]) -> Reply:
         try:
-            return engine.execute(argv, int(time.time() * 1000)).reply
+            return engine.execute(argv, now_ms()).reply
         except StreamError as e:
             raise console.ReplyError(e.line) from None
 

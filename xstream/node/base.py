@@ -23,11 +23,11 @@ The first deadline stands: re-running does not restart the BLOCK timeout.
 from __future__ import annotations
 
 import asyncio
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from xstream.clock import now_ms
 from xstream.engine import NULL_ARRAY, Engine, Result, StreamError
 from xstream.engine.commands import lookup
 from xstream.engine.context import BlockSpec
@@ -42,10 +42,6 @@ from xstream.node.store import Store
 
 Argv = list[bytes]
 Rerun = Callable[[Argv], Awaitable[Result] | Result]
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class Signal:
