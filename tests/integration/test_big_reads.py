@@ -1,4 +1,4 @@
-"""Bounded work per request, on a real node: a read of 300,000 entries (no COUNT) while a
+"""Bounded work per request, on a real node: a read of 1,000,000 entries (no COUNT) while a
 writer measures each of its XADDs; the writer's p99 stays under 50 ms, and the long reply is
 exactly the pages read with COUNT joined. A reply past --max-reply-bytes and an argument past
 --proto-max-bulk-len are refused with clear lines, and nothing is applied."""
@@ -16,7 +16,7 @@ from conftest import Cluster
 
 from xstream.v1 import xstream_pb2 as pb
 
-N = 300_000
+N = 1_000_000
 
 
 def fill(cluster: Cluster, port_node: object, key: str, n: int) -> None:
