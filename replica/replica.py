@@ -60,8 +60,8 @@ from xstream.node.damage import Damage
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
 from xstream.node.store import DiskFault, Store
+from xstream.protocol import MAX_MESSAGE
 from xstream.server import wire
-from xstream.server.service import MAX_MESSAGE
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 

@@ -60,8 +60,14 @@ from xstream.client.exceptions import (
 from xstream.engine.api import format_ids
 from xstream.engine.ids import parse_strict
 from xstream.engine.reply import Reply
-from xstream.server import wire
-from xstream.server.service import EPOCH_KEY, MAX_MESSAGE, OFFSET_KEY
+from xstream.protocol import (
+    EPOCH_KEY,
+    ERROR_MARK,
+    MAX_MESSAGE,
+    OFFSET_KEY,
+    from_value,
+    write_concern,
+)
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
@@ -82,7 +88,6 @@ Argv = list[bytes]
 T = TypeVar("T")
 Metadata = tuple[tuple[str, str], ...]
 Call = Callable[[grpc.Channel], tuple[T, Any]]  # one RPC: (response, grpc call)
-_ACKS = {"leader": pb.ACKS_LEADER, "quorum": pb.ACKS_QUORUM, "all": pb.ACKS_ALL}
 INGEST_BATCH = 4096  # entries per streamed Ingest message
 BACKOFF_CAP = 0.2  # seconds: the longest pause between tries (a failover takes ~2.5 s)
 PROBE_TIMEOUT = 1.0  # seconds: an Admin.Info while looking for the primary
@@ -126,8 +131,6 @@ class GrpcTransport:
     ) -> None:
         if read_from not in ("primary", "replica"):
             raise ValueError("read_from must be 'primary' or 'replica'")
-        if acks not in _ACKS:
-            raise ValueError("acks must be 'leader', 'quorum' or 'all'")
         if isinstance(nodes, str):
             raise TypeError("nodes must be a list of 'host:port' strings")
         self.primary = f"{host}:{port}"  # where writes go: the primary of the moment
@@ -138,7 +141,7 @@ class GrpcTransport:
         self.read_from = read_from
         self.replicas: list[str] | None = list(replicas) if replicas is not None else None
         self._fixed_replicas = replicas is not None  # given: discovery leaves them alone
-        self.concern = pb.WriteConcern(acks=_ACKS[acks], timeout_ms=acks_timeout_ms)
+        self.concern = write_concern(acks, acks_timeout_ms)
         self.timeout = timeout
         # One try of a command or pipeline, failing over: a paused or cut-off primary must not
         # hold the client past its failover budget (xadd_many keeps `timeout`).
@@ -198,7 +201,7 @@ class GrpcTransport:
             address,
             code.name if code is not None else "UNKNOWN",
             e.details() or "",
-            bool(trailer.get(wire.ERROR_MARK[0])),
+            bool(trailer.get(ERROR_MARK[0])),
             int(offset) if offset.isdigit() else 0,
         )
 
@@ -374,7 +377,7 @@ class GrpcTransport:
 
     def execute(self, argv: Argv, *, write: bool) -> Reply:
         reply = self.execute_write(argv) if write else self.execute_read(argv)
-        return wire.from_value(reply.value)
+        return from_value(reply.value)
 
     def execute_many(self, argvs: Sequence[Argv], *, write: bool) -> list[Reply | ResponseError]:
         if write and self.stamper is not None:
@@ -404,7 +407,7 @@ class GrpcTransport:
             if r.WhichOneof("outcome") == "error":
                 out.append(error_from_line(r.error))
             else:
-                out.append(wire.from_value(r.value))
+                out.append(from_value(r.value))
         return out
 
     def xadd_many(self, key: bytes, entries: Sequence[Sequence[bytes]]) -> list[bytes]:
