@@ -20,6 +20,8 @@ from_value(to_value(r)) == r for every engine reply r.
 
 from __future__ import annotations
 
+from typing import Any, TypeGuard, cast
+
 from xstream.engine.reply import NULL_ARRAY, PairMap, Reply, ReplyMap, Status
 from xstream.v1 import xstream_pb2 as pb
 
@@ -36,7 +38,7 @@ PRIMARY_KEY = "xstream-primary"  # trailing metadata of a replica's error: its p
 # ---------------------------------------------------------------- write concerns
 
 ACKS = {"leader": pb.ACKS_LEADER, "quorum": pb.ACKS_QUORUM, "all": pb.ACKS_ALL}
-_ACKS_NAMES = {v: k for k, v in ACKS.items()}
+_ACKS_NAMES: dict[int, str] = {v: k for k, v in ACKS.items()}
 
 
 def write_concern(acks: str = "leader", timeout_ms: int = 0) -> pb.WriteConcern:
@@ -71,8 +73,6 @@ def _fill(v: pb.Value, reply: Reply) -> None:
         v.status = reply
     elif reply is None:
         v.null.SetInParent()
-    elif reply is NULL_ARRAY:
-        v.null_array.SetInParent()
     elif isinstance(reply, ReplyMap):
         m = v.map
         m.keys.extend(k for k, _ in reply)
@@ -83,22 +83,28 @@ def _fill(v: pb.Value, reply: Reply) -> None:
         m.keys.extend(p[0] for p in reply)  # type: ignore[misc]
         for p in reply:
             _fill(m.values.add(), p[1])
-    elif _is_entries(reply):
-        e = v.entries
-        e.ids.extend(item[0] for item in reply)  # type: ignore[index]
-        e.counts.extend(len(item[1]) for item in reply)  # type: ignore[index, arg-type]
-        e.elements.extend(x for item in reply for x in item[1])  # type: ignore[index, union-attr]
-    else:
-        assert isinstance(reply, list), reply
+    elif isinstance(reply, list):
+        # A plain list: ReplyMap and PairMap went above (mypy's narrowing brings them back).
+        reply = cast("list[Reply]", reply)
+        if _is_entries(reply):
+            e = v.entries
+            e.ids.extend(item[0] for item in reply)
+            e.counts.extend(len(item[1]) for item in reply)
+            e.elements.extend(x for item in reply for x in item[1])
+            return
         items = v.array.items
         if not reply:
             v.array.SetInParent()
         for r in reply:
             _fill(items.add(), r)
+    else:
+        assert reply is NULL_ARRAY, reply
+        v.null_array.SetInParent()
 
 
-def _is_entries(reply: list[Reply]) -> bool:  # type: ignore[valid-type]
-    """[[id, [field, value, ...]], ...]: plain lists of bytes, nothing else (lossless)."""
+def _is_entries(reply: list[Reply]) -> TypeGuard[list[list[Any]]]:
+    """[[id, [field, value, ...]], ...]: plain lists of bytes, nothing else (lossless).
+    (Each item mixes an id and a list, which a list type cannot spell: list[Any].)"""
     if not reply:
         return False
     for item in reply:
@@ -118,7 +124,7 @@ def from_value(v: pb.Value) -> Reply:
         return v.integer
     if kind == "entries":
         e = v.entries
-        elements = list(e.elements)
+        elements: list[Reply] = list(e.elements)
         out: list[Reply] = []
         pos = 0
         for eid, n in zip(e.ids, e.counts, strict=True):

@@ -108,6 +108,11 @@ def _block_timeout(argv: Argv, default: float) -> float | None:
     return default
 
 
+def _metadata(pairs: Any) -> dict[str, Any]:
+    """Metadata as a dict (grpc gives (key, value) pairs; grpc-stubs says `_Metadatum`s)."""
+    return dict(pairs or ())
+
+
 def _unique(addresses: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(a for a in addresses if a))
 
@@ -189,11 +194,11 @@ class GrpcTransport:
 
     def _invoke(self, address: str, fn: Call[T]) -> T:
         response, call = fn(self._channel(address))
-        self._note_epoch(dict(call.trailing_metadata() or ()))
+        self._note_epoch(_metadata(call.trailing_metadata()))
         return response
 
     def _failure(self, address: str, e: grpc.RpcError) -> Failure:
-        trailer = dict(e.trailing_metadata() or ())
+        trailer = _metadata(e.trailing_metadata())
         self._note_epoch(trailer)
         offset = str(trailer.get(OFFSET_KEY, ""))
         code = e.code()
@@ -311,7 +316,10 @@ class GrpcTransport:
 
         def call(ch: grpc.Channel) -> tuple[pb.Reply, Any]:
             meta = self._meta(self.last_offset if is_wait else 0)
-            return pb_grpc.StreamsStub(ch).Execute.with_call(cmd, timeout=timeout, metadata=meta)
+            response, rpc = pb_grpc.StreamsStub(ch).Execute.with_call(
+                cmd, timeout=timeout, metadata=meta
+            )
+            return response, rpc
 
         reply = self._write(call, repeatable=repeatable(argv))
         self._advance(reply.offset, wrote=not changes_nothing(argv))
@@ -338,7 +346,10 @@ class GrpcTransport:
 
     def _replicas_of_primary(self) -> list[str]:
         def call(ch: grpc.Channel) -> tuple[pb.InfoReply, Any]:
-            return pb_grpc.AdminStub(ch).Info.with_call(pb.InfoRequest(), timeout=self.timeout)
+            response, rpc = pb_grpc.AdminStub(ch).Info.with_call(
+                pb.InfoRequest(), timeout=self.timeout
+            )
+            return response, rpc
 
         info = self._read(call, primary_only=True)
         return [r.address for r in info.replicas if r.state == "online"]
@@ -367,7 +378,10 @@ class GrpcTransport:
 
         def call(ch: grpc.Channel) -> tuple[pb.Reply, Any]:
             meta = self._meta(self.session_offset)
-            return pb_grpc.StreamsStub(ch).Execute.with_call(cmd, timeout=timeout, metadata=meta)
+            response, rpc = pb_grpc.StreamsStub(ch).Execute.with_call(
+                cmd, timeout=timeout, metadata=meta
+            )
+            return response, rpc
 
         reply = self._read(call)
         self._advance(reply.offset, wrote=False)
@@ -390,7 +404,10 @@ class GrpcTransport:
 
         def call(ch: grpc.Channel) -> tuple[pb.PipelineReply, Any]:
             meta = self._meta(0 if write else self.session_offset)
-            return pb_grpc.StreamsStub(ch).Pipeline.with_call(req, timeout=timeout, metadata=meta)
+            response, rpc = pb_grpc.StreamsStub(ch).Pipeline.with_call(
+                req, timeout=timeout, metadata=meta
+            )
+            return response, rpc
 
         writes = [not changes_nothing(a) for a in argvs]
 
@@ -426,7 +443,10 @@ class GrpcTransport:
 
         def call(ch: grpc.Channel) -> tuple[pb.IngestReply, Any]:
             stub = pb_grpc.StreamsStub(ch)
-            return stub.Ingest.with_call(requests(), timeout=self.timeout, metadata=self._meta())
+            response, rpc = stub.Ingest.with_call(
+                requests(), timeout=self.timeout, metadata=self._meta()
+            )
+            return response, rpc
 
         def refused(reply: pb.IngestReply) -> bool:
             return reply.batches == 0 and reply.error.startswith("READONLY ")
@@ -448,7 +468,10 @@ class GrpcTransport:
         )
 
         def call(ch: grpc.Channel) -> tuple[pb.WaitReply, Any]:
-            return pb_grpc.AdminStub(ch).Wait.with_call(req, timeout=None, metadata=self._meta())
+            response, rpc = pb_grpc.AdminStub(ch).Wait.with_call(
+                req, timeout=None, metadata=self._meta()
+            )
+            return response, rpc
 
         reply = self._read(call, primary_only=True)
         return reply.replicas

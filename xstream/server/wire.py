@@ -14,6 +14,7 @@ xstream.protocol; `ERROR_MARK` and `to_value` are named here too, for the servic
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any, cast
 
 import grpc
 
@@ -208,8 +209,7 @@ def entries(reply: Reply) -> list[pb.Entry]:
     """XRANGE's reply ([[id, [field, value, ...]], ...]) as Entry messages."""
     out = []
     assert isinstance(reply, list)
-    for item in reply:
-        eid, fv = item  # type: ignore[misc]
+    for eid, fv in cast("list[list[Any]]", reply):  # an id and a list: mixed, so Any
         fields = [pb.Field(field=fv[i], value=fv[i + 1]) for i in range(0, len(fv), 2)]
         out.append(pb.Entry(id=eid.decode(), fields=fields))
     return out
@@ -219,7 +219,8 @@ def streams(reply: Reply) -> list[pb.StreamEntries]:
     """XREAD's reply (a PairMap of key -> entries, or null on timeout)."""
     if not isinstance(reply, list):
         return []
-    return [pb.StreamEntries(key=k, entries=entries(v)) for k, v in reply]  # type: ignore[misc]
+    pairs = cast("list[list[Any]]", reply)  # [key, entries]: mixed, so Any
+    return [pb.StreamEntries(key=k, entries=entries(v)) for k, v in pairs]
 
 
 # ---------------------------------------------------------------- epoch histories
