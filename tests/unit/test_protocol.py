@@ -1,12 +1,16 @@
-"""xstream.protocol: what client and server share, and the client's freedom from the server.
+"""xstream.protocol: what client and server share, and the client's freedom from the server
+(the `server` extra: its pins, and the CLI without it).
 
 The import checks run in a fresh interpreter, so modules other tests imported do not count."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -14,8 +18,9 @@ from xstream.engine.reply import NULL_ARRAY, PairMap, Reply, ReplyMap, Status
 from xstream.protocol import acks_name, from_value, to_value, write_concern
 from xstream.v1 import xstream_pb2 as pb
 
-SERVER_ONLY = ("grpc_health", "grpc_reflection", "prometheus_client", "xstream.server")
-SERVER_ONLY += ("xstream.node", "xstream.primary", "xstream.replica")
+ROOT = Path(__file__).resolve().parents[2]
+EXTRA = ("grpc_health", "grpc_reflection", "prometheus_client")  # the `server` extra's modules
+SERVER_ONLY = (*EXTRA, "xstream.server", "xstream.node", "xstream.primary", "xstream.replica")
 # grpc's own __init__ imports these two bare packages (license headers only) as backward-
 # compatibility shims when they are installed; what a server uses is below them (.v1, ...).
 GRPC_SHIMS = ("grpc_health", "grpc_reflection")
@@ -24,7 +29,7 @@ UNINSTALL = f"""
 import sys
 class Uninstalled:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in {SERVER_ONLY[:3]!r}:
+        if name.split(".")[0] in {EXTRA!r}:
             raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
 sys.meta_path.insert(0, Uninstalled())
 """
@@ -61,7 +66,7 @@ def test_a_grpc_client_loads_no_server_module() -> None:
 def test_a_grpc_client_works_without_the_server_extra() -> None:
     loaded = _loaded_after(UNINSTALL + A_CLIENT)
     assert "xstream.client.grpc_transport" in loaded
-    assert [m for m in loaded if m.split(".")[0] in SERVER_ONLY[:3]] == []
+    assert [m for m in loaded if m.split(".")[0] in EXTRA] == []
 
 
 REPLIES: list[Reply] = [
@@ -95,3 +100,43 @@ def test_write_concern_names() -> None:
     assert acks_name(99) == "quorum"  # unknown (a newer client): the safer reading
     with pytest.raises(ValueError, match="acks must be"):
         write_concern("most")
+
+
+# ---------------------------------------------------------------- the `server` extra
+
+
+def _names(requirements: list[str]) -> set[str]:
+    return {re.split(r"[<>=!~;\[ ]", r.strip(), maxsplit=1)[0].lower() for r in requirements}
+
+
+def test_runtime_pins_are_the_core_and_the_server_extra() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    core = _names(project["dependencies"])
+    server = _names(project["optional-dependencies"]["server"])
+    lines = (ROOT / "requirements/runtime.txt").read_text().splitlines()
+    pinned = _names([x for x in lines if x.strip() and not x.startswith("#")])
+    assert core == {"grpcio", "protobuf"}
+    assert core | server == pinned and not core & server
+
+
+def test_cli_names_what_the_node_floor_defines() -> None:
+    from xstream import cli  # noqa: PLC0415
+    from xstream.node.store import FSYNC_POLICIES  # noqa: PLC0415
+
+    assert cli.FSYNC_POLICIES == FSYNC_POLICIES
+    assert cli.SERVER_EXTRA == EXTRA
+
+
+def _cli_without_the_extra(*words: str) -> subprocess.CompletedProcess[str]:
+    code = f"{UNINSTALL}\nfrom xstream.cli import main\nsys.exit(main({list(words)!r}))"
+    return subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
+
+
+def test_the_cli_without_the_extra_helps_and_says_what_to_install(tmp_path: Path) -> None:
+    assert _cli_without_the_extra("--help").returncode == 0
+    assert _cli_without_the_extra("primary", "--help").returncode == 0
+    data = tmp_path / "d"
+    done = _cli_without_the_extra("primary", "--port", "0", "--data-dir", str(data))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "pip install 'xstream[server]'" in done.stderr
+    assert not data.exists()
