@@ -1,4 +1,14 @@
-"""The engine's one error hierarchy.
+"""The project's one error hierarchy, rooted here (the lowest floor, so every floor can use it).
+
+    CoreError                         anything xstream raises on purpose (client edge aside)
+    ├── EngineError
+    │   ├── StreamError               a Redis error line: prefix + message (the engine's own,
+    │   │   └── ...                   and the node's refusals, xstream/node/refusals.py)
+    │   └── SnapshotError             a snapshot that cannot be restored
+    └── (the node's and roles' own)   DiskFault, CorruptLog, CorruptRecordError, PeerError, ...
+
+The client's redis-py-compatible exceptions (xstream/client/exceptions.py) are the client
+edge's, built from the lines these carry.
 
 Every user-visible failure of a command is a `StreamError` carrying Redis's exact error line:
 a prefix (ERR, WRONGTYPE, NOGROUP, BUSYGROUP, ...) and the message text. Servers map it once, at
@@ -10,7 +20,11 @@ that is corrupt, truncated or of an unknown version.
 from __future__ import annotations
 
 
-class EngineError(Exception):
+class CoreError(Exception):
+    """The root: every error the engine, the node, its roles and its servers raise on purpose."""
+
+
+class EngineError(CoreError):
     """Base of everything the engine raises on purpose."""
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import struct
 from collections.abc import Iterator
+from typing import Protocol
 
 from . import listpack as lp_
 from . import node
@@ -54,7 +55,7 @@ _META = struct.Struct(">QQ16s16s16s16sIIQQQ")
 _META_V1 = struct.Struct(">QQ16s16s16sIIQQQ")
 
 
-class _Protocol:  # the Engine's shape, without importing engine.py (no cycle)
+class _Protocol(Protocol):  # the Engine's shape, without importing engine.py (no cycle)
     keyspace: Keyspace
     foreign_layout: bool
 

@@ -117,7 +117,8 @@ def run_batch(spark: Any, args: argparse.Namespace, t0: float) -> None:
 
 
 def _sources(args: argparse.Namespace) -> str:
-    return args.replicas or args.primary
+    sources: str = args.replicas or args.primary
+    return sources
 
 
 def run_streaming(spark: Any, args: argparse.Namespace, t0: float) -> None:

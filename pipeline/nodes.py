@@ -48,7 +48,9 @@ def stub(address: str) -> pb_grpc.StreamsStub:
 def execute(address: str, *words: str | bytes | int, timeout: float = 30.0) -> pb.Value:
     """Run one command on `address`; its Value, or NodeError with Redis's error line."""
     try:
-        reply = stub(address).Execute(pb.Command(argv=[encode(w) for w in words]), timeout=timeout)
+        reply: pb.Reply = stub(address).Execute(
+            pb.Command(argv=[encode(w) for w in words]), timeout=timeout
+        )
     except grpc.RpcError as e:
         detail = e.details() if hasattr(e, "details") else str(e)
         raise NodeError(f"{address}: {detail}") from None

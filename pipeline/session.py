@@ -87,7 +87,8 @@ def _launch_gateway(conf: Any, jvm_output: Path | None) -> Any:
     from pyspark.java_gateway import launch_gateway  # noqa: PLC0415
 
     popen_kwargs: dict[str, Any] = {"stderr": subprocess.PIPE}
-    gateway = launch_gateway(conf, popen_kwargs=popen_kwargs)
+    # pyspark leaves launch_gateway unannotated.
+    gateway = launch_gateway(conf, popen_kwargs=popen_kwargs)  # type: ignore[no-untyped-call]
     proc: subprocess.Popen[bytes] = gateway.proc
     assert proc.stderr is not None
     threading.Thread(

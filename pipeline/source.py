@@ -41,13 +41,13 @@ from .options import Options, parse
 from .writing import XStreamStreamWriter, XStreamWriter
 
 
-class XStreamPartition(InputPartition):  # type: ignore[misc]
-    def __init__(self, part: reading.Part) -> None:
+class XStreamPartition(InputPartition):
+    def __init__(self, part: reading.Part | None) -> None:  # None: an empty batch read
         super().__init__(part)
         self.part = part
 
 
-class XStreamDataSource(DataSource):  # type: ignore[misc]
+class XStreamDataSource(DataSource):
     """format("xstream"): entries of Redis-compatible streams served by xstream nodes."""
 
     @classmethod
@@ -70,7 +70,7 @@ class XStreamDataSource(DataSource):  # type: ignore[misc]
         return XStreamStreamWriter(parse(self.options, mode="write"), schema)
 
 
-class BatchReader(DataSourceReader):  # type: ignore[misc]
+class BatchReader(DataSourceReader):
     def __init__(self, opts: Options) -> None:
         self.opts = opts
 
@@ -78,13 +78,14 @@ class BatchReader(DataSourceReader):  # type: ignore[misc]
         parts = reading.plan(self.opts, reading.batch_ranges(self.opts))
         return [XStreamPartition(p) for p in parts] or [XStreamPartition(None)]
 
-    def read(self, partition: XStreamPartition) -> Iterator[pa.RecordBatch]:
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, XStreamPartition)
         if partition.part is None:
             return iter(())
         return reading.read_part(partition.part)
 
 
-class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
+class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Micro-batches of (start, end] per stream; admission control with ReadMaxRows."""
 
     def __init__(self, opts: Options) -> None:
@@ -159,7 +160,8 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type
         ranges = {s: (start[s], end[s]) for s in self.opts.streams if s in end}
         return [XStreamPartition(p) for p in reading.plan(self.opts, ranges)]
 
-    def read(self, partition: XStreamPartition) -> Iterator[pa.RecordBatch]:
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, XStreamPartition) and partition.part is not None
         return reading.read_part(partition.part)
 
     def commit(self, end: dict[str, str]) -> None:

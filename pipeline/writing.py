@@ -48,7 +48,7 @@ RETRIES = 5
 
 
 @dataclass
-class Written(WriterCommitMessage):  # type: ignore[misc]
+class Written(WriterCommitMessage):
     partition: int
     rows: int
 
@@ -152,7 +152,7 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-class XStreamWriter(_Writer, DataSourceArrowWriter):  # type: ignore[misc]
+class XStreamWriter(_Writer, DataSourceArrowWriter):
     """Batch writes: one producer namespace per write job (writeId or a random ID)."""
 
     def __init__(self, opts: Options, schema: StructType) -> None:
@@ -161,15 +161,15 @@ class XStreamWriter(_Writer, DataSourceArrowWriter):  # type: ignore[misc]
     def write(self, iterator: Iterator[pa.RecordBatch]) -> Written:
         return self._write(iterator, 0)
 
-    def commit(self, messages: list[Written | None]) -> None:
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         """Every row is acked by the primary before its task succeeds: nothing left to do."""
 
-    def abort(self, messages: list[Written | None]) -> None:
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         """Rows of failed tasks stay written; a rerun of the job with the same writeId
         appends nothing twice (within the IDMP window)."""
 
 
-class XStreamStreamWriter(_Writer, DataSourceStreamArrowWriter):  # type: ignore[misc]
+class XStreamStreamWriter(_Writer, DataSourceStreamArrowWriter):
     """Streaming writes: producers keyed by (query ID, batch ID, partition)."""
 
     def __init__(self, opts: Options, schema: StructType) -> None:
@@ -178,8 +178,8 @@ class XStreamStreamWriter(_Writer, DataSourceStreamArrowWriter):  # type: ignore
     def write(self, iterator: Iterator[pa.RecordBatch]) -> Written:
         return self._write(iterator, 0)
 
-    def commit(self, messages: list[Written | None], batchId: int) -> None:  # noqa: N803
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         """Rows are acked as they are written; a replayed batch is deduplicated by IDMP."""
 
-    def abort(self, messages: list[Written | None], batchId: int) -> None:  # noqa: N803
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         """Nothing to undo; see commit."""

@@ -13,11 +13,16 @@ replica until forgotten, like any other).
 
 from __future__ import annotations
 
+from xstream.engine.errors import CoreError
+from xstream.node.handshake import Hello
+
+__all__ = ["Hello", "PeerError", "check_ack", "check_hello", "split_address"]
+
 MAX_NAME = 256
 MAX_PORT = 65535
 
 
-class PeerError(ValueError):
+class PeerError(CoreError, ValueError):
     """A replication peer broke the protocol; the message says how."""
 
 

@@ -65,11 +65,18 @@ from xstream.engine.reply import Reply
 from xstream.node import epochs, records, replids
 from xstream.node.backlog import Backlog
 from xstream.node.base import Argv, Node, Signal, log_snapshot_failure, now_ms
+from xstream.node.concern import Acks, WriteConcern
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
+from xstream.node.refusals import (
+    AckTimeoutError,
+    LeaseLostError,
+    MisconfError,
+    NoReplicasError,
+    ReadOnlyError,
+    UnblockedError,
+)
 from xstream.node.store import DiskFault, Store
-from xstream.server import wire
-from xstream.v1 import xstream_pb2 as pb
 
 from . import peers
 
@@ -163,10 +170,9 @@ class Primary(Node):
         if not epochs.client_ahead(self.epochs, client_epoch):
             return
         if argvs is None or any(map(self.engine_is_write, argvs)):
-            raise StreamError(
+            raise ReadOnlyError(
                 f"You can't write against a stale primary: the client has seen epoch "
-                f"{client_epoch}, this primary's is {self.epochs.epoch}.",
-                "READONLY",
+                f"{client_epoch}, this primary's is {self.epochs.epoch}."
             )
 
     def _check_writable(self) -> None:
@@ -175,18 +181,16 @@ class Primary(Node):
         except DiskFault as e:
             raise misconf(e) from None
         if self.behind:
-            raise StreamError(f"You can't write against this primary: {self.behind}", "READONLY")
+            raise ReadOnlyError(f"You can't write against this primary: {self.behind}")
         if self.closed or self.epochs.deposed:
-            raise StreamError(
+            raise ReadOnlyError(
                 f"You can't write against a deposed primary: epoch {self.epochs.epoch} has a "
-                f"newer primary (this one led epoch {self.epochs.leader_epoch}).",
-                "READONLY",
+                f"newer primary (this one led epoch {self.epochs.leader_epoch})."
             )
         if not self.lease_valid():
-            raise StreamError(
+            raise ReadOnlyError(
                 f"You can't write against a primary without a valid lease (epoch "
-                f"{self.epochs.epoch}): a new primary may be elected.",
-                "READONLY",
+                f"{self.epochs.epoch}): a new primary may be elected."
             )
 
     def lease_valid(self) -> bool:
@@ -194,10 +198,9 @@ class Primary(Node):
 
     def _check_lease_at_ack(self, offset: int) -> None:
         if not self.lease_valid():
-            raise StreamError(
+            raise LeaseLostError(
                 f"write applied on the primary at offset {offset} but its lease lapsed before "
-                "it was acknowledged; it may be lost in a failover",
-                "LEASELOST",
+                "it was acknowledged; it may be lost in a failover"
             )
 
     def step_down(self, epoch: int, because: str) -> None:
@@ -211,12 +214,16 @@ class Primary(Node):
         self._fail_ack_waiters()
         self.new_data.fire()
 
+    def hand_over(self, to: Node) -> None:
+        """Demoted: blocked clients get UNBLOCKED and writes waiting for acks fail (close)."""
+        self.close()
+
     def close(self) -> None:
         """This primary stops serving (the node becomes a replica)."""
         self.closed = True
         self._fail_ack_waiters()
         why = "force unblock from blocking operation, instance state changed (master -> replica?)"
-        self.unblock_all(StreamError(why, "UNBLOCKED"))
+        self.unblock_all(UnblockedError(why))
         self.new_data.fire()
 
     def _fail_ack_waiters(self) -> None:
@@ -229,7 +236,7 @@ class Primary(Node):
     # ------------------------------------------------------------ writes
 
     async def write(
-        self, argv: Argv, concern: pb.WriteConcern | None, settle: bool = True
+        self, argv: Argv, concern: WriteConcern | None, settle: bool = True
     ) -> tuple[Reply, int]:
         self._check_writable()
         self._check_min_replicas()
@@ -249,7 +256,7 @@ class Primary(Node):
         return result
 
     async def pipeline(
-        self, argvs: list[Argv], concern: pb.WriteConcern | None, client_offset: int = 0
+        self, argvs: list[Argv], concern: WriteConcern | None, client_offset: int = 0
     ) -> tuple[list[Reply | StreamError], int]:
         """Each command in order (others may interleave while one blocks); settled once."""
         before = self.offset
@@ -259,7 +266,7 @@ class Primary(Node):
         return out, self.offset
 
     async def pipelined(
-        self, argv: Argv, concern: pb.WriteConcern | None, client_offset: int
+        self, argv: Argv, concern: WriteConcern | None, client_offset: int
     ) -> Reply:
         """A write is logged and shipped, not settled: the pipeline settles once at its end."""
         if argv and self.engine_is_write(argv):
@@ -300,7 +307,7 @@ class Primary(Node):
         if result.signaled:
             self.wake(result.signaled)
 
-    async def settle(self, offset: int, concern: pb.WriteConcern | None) -> None:
+    async def settle(self, offset: int, concern: WriteConcern | None) -> None:
         """Durable per the fsync policy, then acked by as many replicas as asked, all within
         this primary's lease."""
         try:
@@ -313,19 +320,18 @@ class Primary(Node):
             timeout = concern.timeout_ms or self.options.acks_timeout_ms
             got = await self._await_acks(offset, needed, timeout / 1000)
             if got < needed:
-                raise StreamError(
+                raise AckTimeoutError(
                     f"write applied on the primary at offset {offset} but acknowledged by "
                     f"{got} of {needed} required replicas within {timeout} ms; it is not "
-                    "replicated",
-                    "ACKTIMEOUT",
+                    "replicated"
                 )
         self._check_lease_at_ack(offset)
 
-    def required_acks(self, concern: pb.WriteConcern | None) -> int:
-        if concern is None or concern.acks == pb.ACKS_LEADER:
+    def required_acks(self, concern: WriteConcern | None) -> int:
+        if concern is None or concern.acks is Acks.LEADER:
             return 0
         known = max(self.members(), self.options.expect_replicas)
-        return known if concern.acks == pb.ACKS_ALL else (1 + known) // 2
+        return known if concern.acks is Acks.ALL else (1 + known) // 2
 
     def members(self) -> int:
         """Replicas connected or departed less than `replica_forget_after` ago (see R in the
@@ -356,7 +362,7 @@ class Primary(Node):
             and now - r.ack_time <= self.options.min_replicas_max_lag
         )
         if good < need:
-            raise StreamError("Not enough good replicas to write.", "NOREPLICAS")
+            raise NoReplicasError("Not enough good replicas to write.")
 
     # ------------------------------------------------------------ disk faults
 
@@ -394,7 +400,7 @@ class Primary(Node):
         await self.store.resume(self.engine, {"replid": self.replid}, self.offset)
         self.new_data.fire()
 
-    def check_replica_behind(self, hello: pb.Hello) -> str:
+    def check_replica_behind(self, hello: peers.Hello) -> str:
         """Why this replica must not sync from here ("" if it may): it holds more of this
         primary's own epoch than this primary does. Only a primary that came back with less
         than it wrote (its log lost or damaged) can see that; syncing would cut back records
@@ -403,7 +409,7 @@ class Primary(Node):
         led = self.epochs.leader_epoch
         if not hello.history or led == 0 or hello.offset <= self.offset:
             return ""
-        theirs = epochs.clip(wire.history_from(hello.history), hello.offset)
+        theirs = epochs.clip(hello.history, hello.offset)
         if not theirs or theirs[-1].epoch != led:
             return ""
         why = (
@@ -479,7 +485,7 @@ class Primary(Node):
 
     # ------------------------------------------------------------ replicas
 
-    def attach(self, hello: pb.Hello) -> ReplicaLink:
+    def attach(self, hello: peers.Hello) -> ReplicaLink:
         """A new link for a (checked, peers.check_hello) Hello. It replaces the link of the
         same name, if any: that replica reconnected, it is counted once, and its old call ends
         at its sender's next step (`serves`). Nothing counts as acked until the sync sets
@@ -497,7 +503,7 @@ class Primary(Node):
         if self.serves(link) and link.connected:
             link.connected, link.left_at = False, time.monotonic()
 
-    def resume_point(self, hello: pb.Hello) -> int | None:
+    def resume_point(self, hello: peers.Hello) -> int | None:
         """Where a replica continues with a partial resync, or None for a full sync.
 
         PSYNC2's rule: its replid is this history (up to the offset) or the previous one (up to
@@ -514,7 +520,7 @@ class Primary(Node):
         else:
             return None
         if hello.history:
-            theirs = wire.history_from(hello.history)
+            theirs = hello.history
             mine = self.epochs.history
             point = min(point, epochs.truncation_point(mine, self.offset, theirs, hello.offset))
         if point < hello.offset and point < hello.log_start:
@@ -589,4 +595,4 @@ class Primary(Node):
 
 def misconf(e: DiskFault) -> StreamError:
     """Redis's reply while its AOF cannot be written: the write was not applied."""
-    return StreamError(f"Errors writing to the AOF file: {e}", "MISCONF")
+    return MisconfError(f"Errors writing to the AOF file: {e}")

@@ -48,12 +48,25 @@ CHUNK = 1 << 20
 PING_EVERY = 1.0
 
 
+def hello_of(msg: pb.Hello) -> peers.Hello:
+    """The plain Hello (ValueError if its epoch history is not one)."""
+    return peers.Hello(
+        name=msg.name,
+        address=msg.address,
+        replid=msg.replid,
+        offset=msg.offset,
+        log_start=msg.log_start,
+        epoch=msg.epoch,
+        history=wire.history_from(msg.history),
+    )
+
+
 class ReplicationService(pb_grpc.ReplicationServicer):
     def __init__(self, serving: Callable[[], Node]) -> None:
         self.serving = serving  # the node served now (it may change role in place)
 
     async def _primary_for(
-        self, hello: pb.Hello, context: grpc.aio.ServicerContext
+        self, hello: peers.Hello, context: grpc.aio.ServicerContext
     ) -> Primary | None:
         """The primary that will serve this Hello, or None once the call is aborted."""
         p = self.serving()
@@ -78,13 +91,14 @@ class ReplicationService(pb_grpc.ReplicationServicer):
         self, request_iterator: AsyncIterator[pb.ReplicaMessage], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.PrimaryMessage]:
         first = await anext(request_iterator, None)
-        hello = first.hello if first is not None else pb.Hello()
+        raw = first.hello if first is not None else pb.Hello()
         try:
             if first is None or first.WhichOneof("kind") != "hello":
                 raise peers.PeerError("the first message must be hello")
-            peers.check_hello(hello.name, hello.address)
-        except peers.PeerError as e:
-            await self._refuse(context, hello, str(e))
+            peers.check_hello(raw.name, raw.address)
+            hello = hello_of(raw)
+        except ValueError as e:  # PeerError, or not an epoch history
+            await self._refuse(context, raw, str(e))
             return
         p = await self._primary_for(hello, context)
         if p is None:
@@ -94,11 +108,7 @@ class ReplicationService(pb_grpc.ReplicationServicer):
             slog("replica_refused", level="error", replica=hello.name, reason=behind)
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, behind)
             return
-        try:
-            point = p.resume_point(hello)
-        except ValueError as e:  # not an epoch history
-            await self._refuse(context, hello, str(e))
-            return
+        point = p.resume_point(hello)
         link = p.attach(hello)
         acks = asyncio.create_task(self._read_acks(request_iterator, link, p, context))
         try:
@@ -142,7 +152,7 @@ class ReplicationService(pb_grpc.ReplicationServicer):
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
 
     async def _full_sync(
-        self, p: Primary, link: ReplicaLink, hello: pb.Hello, offset: int, chunks: list[bytes]
+        self, p: Primary, link: ReplicaLink, hello: peers.Hello, offset: int, chunks: list[bytes]
     ) -> AsyncIterator[pb.PrimaryMessage]:
         t0 = time.monotonic()
         size = sum(map(len, chunks))

@@ -46,34 +46,31 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import AsyncIterator
 from typing import Any
 
-import grpc
-
 from xstream.engine import Engine, StreamError, snapshot
+from xstream.engine.errors import CoreError
 from xstream.engine.reply import Reply
 from xstream.node import epochs, records, replids
 from xstream.node.backlog import Backlog
 from xstream.node.base import Argv, Node, Signal, log_snapshot_failure
+from xstream.node.concern import WriteConcern
 from xstream.node.damage import Damage
+from xstream.node.handshake import Hello
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
+from xstream.node.refusals import ReadOnlyError, TryAgainError
 from xstream.node.store import DiskFault, Store
-from xstream.protocol import MAX_MESSAGE
-from xstream.server import wire
-from xstream.v1 import xstream_pb2 as pb
-from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
 ACK_EVERY = 0.1  # acks without a GETACK (ack_now) are sent at most this often
 CATCH_UP_WAIT = 1.0  # seconds a read behind its client's session offset waits, then TRYAGAIN
 
 
-class Diverged(Exception):  # noqa: N818
+class Diverged(CoreError):  # noqa: N818
     """The stream does not fit this replica's state: resync from scratch."""
 
 
-class StalePrimary(Exception):  # noqa: N818
+class StalePrimary(CoreError):  # noqa: N818
     """The primary's epoch is below ours: it was deposed; do not follow it."""
 
 
@@ -112,6 +109,7 @@ class Replica(Node):
         self._applied = Signal()  # fired whenever `offset` moves: reads waiting in `reach`
         self._acking = False
         self._last_ack = 0.0
+        self._acked = -1  # the offset of the last ack sent on this link
         self._snapshotting: asyncio.Task[Any] | None = None
         self.linked = False  # run_link is following the primary
         self.damage: Damage | None = None  # set aside at start; cleared once synced again
@@ -121,7 +119,7 @@ class Replica(Node):
     def offset(self) -> int:
         return self._offset
 
-    async def write(self, argv: Argv, concern: pb.WriteConcern | None) -> tuple[Reply, int]:
+    async def write(self, argv: Argv, concern: WriteConcern | None) -> tuple[Reply, int]:
         raise self.readonly()
 
     async def reach(self, offset: int) -> None:
@@ -131,28 +129,25 @@ class Replica(Node):
         while self._offset < offset:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise StreamError(
+                raise TryAgainError(
                     f"replica at offset {self._offset} has not applied the client's offset "
-                    f"{offset} yet",
-                    "TRYAGAIN",
+                    f"{offset} yet"
                 )
             await self._applied.wait(left)
 
     async def ingest_batch(self, key: bytes, entries: list[list[bytes]]) -> list[bytes]:
         raise self.readonly()
 
-    async def settle(self, offset: int, concern: pb.WriteConcern | None) -> None:
+    async def settle(self, offset: int, concern: WriteConcern | None) -> None:
         """Nothing to wait for: a replica takes no writes."""
 
     def readonly(self) -> StreamError:
         if not self.primary_address:  # a node under election that follows nobody yet
-            return StreamError(
-                "You can't write against a read only replica. No primary is elected yet.",
-                "READONLY",
+            return ReadOnlyError(
+                "You can't write against a read only replica. No primary is elected yet."
             )
-        return StreamError(
-            f"You can't write against a read only replica. The primary is {self.primary_address}.",
-            "READONLY",
+        return ReadOnlyError(
+            f"You can't write against a read only replica. The primary is {self.primary_address}."
         )
 
     def lag_ms(self) -> int:
@@ -161,131 +156,86 @@ class Replica(Node):
             return 0
         return int((time.time() - self.caught_up_at) * 1000)
 
-    # ------------------------------------------------------------ the link
+    # ------------------------------------------------------------ the link (link.py)
 
-    async def run_link(self) -> None:
-        """Follow the primary until `stop_link()` (grpc.aio may turn a task's cancellation
-        into a CANCELLED error, so the loop does not rely on CancelledError alone)."""
-        backoff = 0.05
+    def linking(self) -> None:
+        """A link follows the primary now (`stop_link` ends it)."""
         self.linked = True
-        while self.linked:
-            if self.store.fault:  # the disk watcher resumes the log, then we sync again
-                await asyncio.sleep(0.2)
-                continue
-            try:
-                await self._sync_once()
-                backoff = 0.05
-            except DiskFault as e:
-                slog("replica_link_stopped_disk", level="error", error=str(e))
-            except OSError as e:  # replid.json or epoch.json not written (a full disk): retry
-                slog("replica_link_stopped_disk", level="error", error=e.strerror or str(e))
-                backoff = 1.0
-            except Diverged as e:
-                slog("replica_diverged", level="error", error=str(e))
-                self.replid = ""
-                replids.forget(self.store.dir)
-            except StalePrimary as e:
-                slog("stale_primary", level="warning", primary=self.primary_address, error=str(e))
-                backoff = 1.0
-            except ValueError as e:  # a malformed epoch history from the primary
-                slog("bad_primary_message", level="error", error=str(e))
-                backoff = 1.0
-            except grpc.aio.AioRpcError as e:
-                if self.link != "down":
-                    slog("link_down", level="warning", code=str(e.code()), details=e.details())
-                backoff = min(backoff * 2, 1.0)
-            self.link = "down"
-            self._acking = False
-            if self.linked:
-                await asyncio.sleep(backoff)
+
+    def link_stopped(self, why: str) -> None:
+        """The link's stream ended (`why` is logged by the link); acks stop until the next."""
+        self.link = "down"
+        self._acking = False
 
     def stop_link(self) -> None:
-        """No more messages are applied; run_link returns at its next step."""
+        """No more messages are applied; the link returns at its next step."""
         self.linked = False
         self.link = "down"
         self._acking = False
 
-    async def _sync_once(self) -> None:
-        if self.received != self._offset:  # a partial record from the last link
+    def to_record_boundary(self) -> None:
+        """Drop a partial record the last link left (the log ends at `offset`)."""
+        if self.received != self._offset:
             self.store.truncate_to(self._offset)
             self.received = self._offset
             self.pending = b""
-        async with grpc.aio.insecure_channel(
-            self.primary_address,
-            options=[
-                ("grpc.max_receive_message_length", MAX_MESSAGE),
-                ("grpc.max_send_message_length", MAX_MESSAGE),
-            ],
-        ) as channel:
-            stub = pb_grpc.ReplicationStub(channel)
-            call = stub.Sync(self._outgoing())
-            chunks: list[bytes] = []
-            full: pb.FullSync | None = None
-            async for msg in call:
-                if not self.linked:
-                    call.cancel()
-                    return
-                if self.store.fault:
-                    call.cancel()
-                    raise DiskFault(self.store.fault)
-                kind = msg.WhichOneof("kind")
-                if kind == "records":
-                    self._check_epoch(msg.records.epoch)
-                    self._on_records(msg.records)
-                elif kind == "ping":
-                    self._check_epoch(msg.ping.epoch)
-                    self.primary_offset = max(self.primary_offset, msg.ping.primary_offset)
-                    if msg.ping.ack_now:
-                        self._ack_now.fire()
-                elif kind == "resume":
-                    await self._on_continue(msg.resume)
-                elif kind == "full_sync":
-                    self._check_epoch(msg.full_sync.epoch)
-                    full, chunks = msg.full_sync, []
-                    self.link = "sync"
-                    slog("full_sync_start", offset=full.offset, bytes=full.size)
-                elif kind == "chunk":
-                    chunks.append(msg.chunk.data)
-                    got = sum(map(len, chunks))
-                    if full is not None and len(chunks) % 8 == 0:
-                        slog("full_sync_progress", received=got, bytes=full.size)
-                elif kind == "snapshot_end":
-                    assert full is not None
-                    self._on_snapshot(full, b"".join(chunks))
-                    chunks, full = [], None
 
-    async def _outgoing(self) -> AsyncIterator[pb.ReplicaMessage]:
-        yield pb.ReplicaMessage(
-            hello=pb.Hello(
-                replid=self.replid,
-                offset=self._offset,
-                name=self.name,
-                address=self.address,
-                epoch=self.epochs.epoch,
-                history=wire.epoch_entries(self.epochs.history),
-                log_start=self.store.snapshot_offset,
-            )
+    def diverged(self) -> None:
+        """The stream did not fit (Diverged): forget the replid, take a full sync next."""
+        self.replid = ""
+        replids.forget(self.store.dir)
+
+    def hello(self) -> Hello:
+        """What this replica tells a primary first. A partial record left by the last link
+        is dropped first: the log ends at `offset`, a record boundary."""
+        self.to_record_boundary()
+        self._acked = -1
+        return Hello(
+            name=self.name,
+            address=self.address,
+            replid=self.replid,
+            offset=self._offset,
+            log_start=self.store.snapshot_offset,
+            epoch=self.epochs.epoch,
+            history=self.epochs.history,
         )
-        acked = -1
+
+    async def next_ack(self) -> tuple[int, int] | None:
+        """The next ack to send, (offset, lag_ms), once one is due: at once when the primary
+        asks (ack_now), else at most every ACK_EVERY while applying and once a second when
+        idle; always once what it covers is durable here. None: the own log failed (no ack
+        for what is not durable; the link stops)."""
         while True:
             await self._ack_now.wait(ACK_EVERY)
             if not self._acking:
                 continue
             offset = self._offset
-            if offset == acked and self.lag_ms() == 0 and not self._ack_due():
+            if offset == self._acked and self.lag_ms() == 0 and not self._ack_due():
                 continue  # nothing new: the idle ack goes once a second
             try:
                 await self.store.durable(self.received)  # written (fsync=always: fsynced) first
             except DiskFault:
-                return  # no ack for what is not durable; the link stops at its next message
+                return None
             self._last_ack = time.monotonic()
-            acked = offset
-            yield pb.ReplicaMessage(ack=pb.Ack(offset=offset, lag_ms=self.lag_ms()))
+            self._acked = offset
+            return offset, self.lag_ms()
+
+    def on_ping(self, epoch: int, primary_offset: int, ack_now: bool) -> None:
+        self.check_epoch(epoch)
+        self.primary_offset = max(self.primary_offset, primary_offset)
+        if ack_now:
+            self._ack_now.fire()
+
+    def on_full_sync(self, epoch: int, offset: int, size: int) -> None:
+        """A full sync starts: the snapshot's chunks follow."""
+        self.check_epoch(epoch)
+        self.link = "sync"
+        slog("full_sync_start", offset=offset, bytes=size)
 
     def _ack_due(self) -> bool:
         return time.monotonic() - self._last_ack >= 1.0
 
-    def _check_epoch(self, epoch: int) -> None:
+    def check_epoch(self, epoch: int) -> None:
         if not epochs.accepts_primary(self.epochs.epoch, epoch):
             raise StalePrimary(f"the primary's epoch {epoch} is below ours, {self.epochs.epoch}")
 
@@ -295,22 +245,25 @@ class Replica(Node):
             replids.save_epochs(self.store.dir, state)
             self.epochs = state
 
-    async def _on_continue(self, c: pb.Continue) -> None:
-        self._check_epoch(c.epoch)
-        if c.offset > self._offset:
-            raise Diverged(f"primary continues at {c.offset}, replica is at {self._offset}")
-        if c.offset < self._offset:
-            await self._cut_back(c.offset)
-        self._adopt(c.epoch, wire.history_from(c.history))
-        if c.replid != self.replid:  # persisted first: a retry after an OSError saves again
-            replids.save(self.store.dir, {"replid": c.replid})
-            self.replid = c.replid
+    async def on_continue(
+        self, replid: str, offset: int, epoch: int, history: epochs.History
+    ) -> None:
+        """A partial resync from `offset` (cutting our log back to it first if we hold more)."""
+        self.check_epoch(epoch)
+        if offset > self._offset:
+            raise Diverged(f"primary continues at {offset}, replica is at {self._offset}")
+        if offset < self._offset:
+            await self._cut_back(offset)
+        self._adopt(epoch, history)
+        if replid != self.replid:  # persisted first: a retry after an OSError saves again
+            replids.save(self.store.dir, {"replid": replid})
+            self.replid = replid
         self.partial_syncs += 1
         self._healed()
         self.link = "up"
         self._acking = True
         self._ack_now.fire()
-        slog("partial_sync", replid=c.replid, offset=c.offset)
+        slog("partial_sync", replid=replid, offset=offset)
 
     async def _cut_back(self, offset: int) -> None:
         """Drop our log past `offset` (the primary never had it) and rebuild the state."""
@@ -341,19 +294,22 @@ class Replica(Node):
             slog("damage_healed", offset=self._offset, was=self.damage.describe())
             self.damage = None
 
-    def _on_snapshot(self, full: pb.FullSync, data: bytes) -> None:
+    def on_snapshot(
+        self, replid: str, offset: int, epoch: int, history: epochs.History, data: bytes
+    ) -> None:
+        """A full sync's snapshot, whole: it replaces the data set at `offset`."""
         t0 = time.monotonic()
         fresh = Engine(self.engine.config)
         snapshot.restore(fresh, data)
         replids.forget(self.store.dir)
-        self.store.reset(full.offset, data, {"replid": full.replid})
-        self._adopt(full.epoch, wire.history_from(full.history))
-        self.backlog = Backlog(self.backlog.capacity, full.offset)
-        replids.save(self.store.dir, {"replid": full.replid})
-        self.replid = full.replid
+        self.store.reset(offset, data, {"replid": replid})
+        self._adopt(epoch, history)
+        self.backlog = Backlog(self.backlog.capacity, offset)
+        replids.save(self.store.dir, {"replid": replid})
+        self.replid = replid
         self.engine.keyspace = fresh.keyspace
         self.engine.foreign_layout = True
-        self._offset = self.received = self.primary_offset = full.offset
+        self._offset = self.received = self.primary_offset = offset
         self.pending = b""
         self.full_syncs += 1
         self._healed()
@@ -365,24 +321,26 @@ class Replica(Node):
         self._applied.fire()
         slog(
             "full_sync_done",
-            offset=full.offset,
+            offset=offset,
             bytes=len(data),
             keys=len(self.engine.keyspace),
             load_seconds=round(time.monotonic() - t0, 3),
         )
 
-    def _on_records(self, r: pb.Records) -> None:
-        if r.start != self.received:
-            raise Diverged(f"records start at {r.start}, replica holds {self.received}")
-        data = r.data
+    def on_records(
+        self, start: int, data: bytes, primary_offset: int, time_ms: int, ack_now: bool
+    ) -> None:
+        """A run of the stream at `start`: logged, its whole records applied in order."""
+        if start != self.received:
+            raise Diverged(f"records start at {start}, replica holds {self.received}")
         self.store.append(data)
         self.received += len(data)
         buf = self.pending + data if self.pending else data
         pos = 0
         signaled: list[bytes] = []
         try:
-            for start, stop in records.scan(buf):
-                for argv in records.decode_payload(records.payload(buf, start, stop)):
+            for begin, stop in records.scan(buf):
+                for argv in records.decode_payload(records.payload(buf, begin, stop)):
                     signaled += self.engine.apply(argv).signaled
                 pos = stop
         except (records.CorruptRecordError, StreamError) as e:
@@ -392,9 +350,9 @@ class Replica(Node):
                 self.backlog.append(data if pos == len(data) and not self.pending else buf[:pos])
             self._offset += pos
             self.pending = buf[pos:]
-        self.primary_offset = max(self.primary_offset, r.primary_offset, self._offset)
-        if r.time_ms:
-            lag = max(0.0, time.time() - r.time_ms / 1000)
+        self.primary_offset = max(self.primary_offset, primary_offset, self._offset)
+        if time_ms:
+            lag = max(0.0, time.time() - time_ms / 1000)
             self.lags.append(lag)
             METRICS.apply_lag.observe(lag)
         METRICS.offset.set(self._offset)
@@ -402,7 +360,7 @@ class Replica(Node):
             self._applied.fire()
         if signaled:
             self.wake(signaled)
-        if r.ack_now:
+        if ack_now:
             self._ack_now.fire()
         if self.store.segment_bytes > self.snapshot_bytes and not self.pending:
             self.start_snapshot()

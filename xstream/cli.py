@@ -257,7 +257,8 @@ def run_node(args: argparse.Namespace) -> int:
 def _admin(node: str, call: str, request: object) -> object | None:
     with grpc.insecure_channel(node) as channel:
         try:
-            return getattr(pb_grpc.AdminStub(channel), call)(request, timeout=30)
+            reply: object = getattr(pb_grpc.AdminStub(channel), call)(request, timeout=30)
+            return reply
         except grpc.RpcError as e:
             print(f"error: {node}: {e.code().name}: {e.details()}", file=sys.stderr)
             return None

@@ -22,6 +22,7 @@ import shlex
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import cast
 
 from xstream.engine.reply import NULL_ARRAY, Reply, ReplyMap, Status
 
@@ -97,7 +98,7 @@ def format_reply(reply: Reply, indent: int = 0) -> str:
             items += [k, v]
     else:
         assert isinstance(reply, list)
-        items = reply
+        items = cast(list[Reply], reply)  # a PairMap's pairs are arrays too (mypy keeps ReplyMap)
     if not items:
         return "(empty array)"
     width = len(str(len(items)))

@@ -139,7 +139,8 @@ def cli(args: argparse.Namespace) -> int:
             try:
                 reply = stub.Execute(pb.Command(argv=argv, concern=concern), timeout=args.timeout)
             except grpc.RpcError as e:
-                if dict(e.trailing_metadata() or ()).get(ERROR_MARK[0]):
+                trailer = {m.key: m.value for m in e.trailing_metadata() or ()}
+                if trailer.get(ERROR_MARK[0]):
                     raise console.ReplyError(e.details() or "") from None
                 raise console.UnreachableError(
                     f"{args.node}: {e.code().name}: {e.details()}"

@@ -56,7 +56,8 @@ def _name(role: str, port: int) -> str:
 
 
 def _log_path(args: argparse.Namespace, role: str, port: int) -> Path:
-    return args.data_dir / "logs" / f"{_name(role, port)}.log"
+    data_dir: Path = args.data_dir
+    return data_dir / "logs" / f"{_name(role, port)}.log"
 
 
 def _spawn(

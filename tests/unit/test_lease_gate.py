@@ -17,6 +17,7 @@ import pytest
 from xstream.engine import Engine, StreamError
 from xstream.node import epochs
 from xstream.node.backlog import Backlog
+from xstream.node.refusals import ReadOnlyError
 from xstream.node.store import Store
 from xstream.primary.primary import Primary
 from xstream.server.coordinated import log_epoch
@@ -75,7 +76,7 @@ def test_pipeline_past_the_lease_applies_nothing(tmp_path: Path) -> None:
     p = make_primary(tmp_path)
     p.lease_until = float("-inf")
     out, _ = asyncio.run(p.pipeline([XADD, [b"XLEN", b"s"], XADD], None))
-    assert [type(r) for r in out] == [StreamError, int, StreamError]
+    assert [type(r) for r in out] == [ReadOnlyError, int, ReadOnlyError]
     assert p.offset == 0
 
 

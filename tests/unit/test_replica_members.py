@@ -12,13 +12,14 @@ import pytest
 
 from xstream.engine import Engine
 from xstream.node.backlog import Backlog
+from xstream.node.concern import Acks, WriteConcern
+from xstream.node.handshake import Hello
 from xstream.node.store import Store
 from xstream.primary import peers
 from xstream.primary.primary import Options, Primary
-from xstream.v1 import xstream_pb2 as pb
 
-ALL = pb.WriteConcern(acks=pb.ACKS_ALL)
-QUORUM = pb.WriteConcern(acks=pb.ACKS_QUORUM)
+ALL = WriteConcern(Acks.ALL)
+QUORUM = WriteConcern(Acks.QUORUM)
 
 
 def make_primary(tmp_path: Path, forget_after: float, expect: int = 0) -> Primary:
@@ -29,8 +30,8 @@ def make_primary(tmp_path: Path, forget_after: float, expect: int = 0) -> Primar
     return Primary(engine, store, Backlog(1 << 20), {"replid": "r" * 40}, "p", options)
 
 
-def hello(name: str, address: str = "") -> pb.Hello:
-    return pb.Hello(name=name, address=address)
+def hello(name: str, address: str = "") -> Hello:
+    return Hello(name=name, address=address)
 
 
 @pytest.mark.parametrize(

@@ -33,10 +33,12 @@ from xstream.engine.commands import lookup
 from xstream.engine.context import BlockSpec
 from xstream.engine.reply import Reply, Status
 from xstream.node import infotext, slices
+from xstream.node.backlog import Backlog
+from xstream.node.concern import WriteConcern
 from xstream.node.epochs import EpochState
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
-from xstream.v1 import xstream_pb2 as pb
+from xstream.node.store import Store
 
 Argv = list[bytes]
 Rerun = Callable[[Argv], Awaitable[Result] | Result]
@@ -82,7 +84,13 @@ def _resolve(fut: asyncio.Future[None]) -> None:
 
 
 class Node(ABC):
+    """What every role is: an engine, a store and a backlog under one name, the history it
+    follows (`replid`), its epochs; the dispatch of commands, blocking and long reads."""
+
     role = "node"
+    store: Store
+    backlog: Backlog
+    replid: str
     limits = slices.Limits()  # what one request may cost; the host sets its configured ones
 
     def __init__(self, engine: Engine, name: str) -> None:
@@ -105,7 +113,7 @@ class Node(ABC):
     # ------------------------------------------------------------ dispatch
 
     async def execute(
-        self, argv: Argv, concern: pb.WriteConcern | None = None, client_offset: int = 0
+        self, argv: Argv, concern: WriteConcern | None = None, client_offset: int = 0
     ) -> tuple[Reply, int]:
         """Run one command; (reply, replication offset after it). Raises StreamError."""
         if not argv:
@@ -140,7 +148,7 @@ class Node(ABC):
         return self.engine.execute(argv, now_ms())
 
     @abstractmethod
-    async def write(self, argv: Argv, concern: pb.WriteConcern | None) -> tuple[Reply, int]:
+    async def write(self, argv: Argv, concern: WriteConcern | None) -> tuple[Reply, int]:
         """Run a write command (the primary logs and ships it; a replica refuses it)."""
 
     @property
@@ -160,7 +168,7 @@ class Node(ABC):
         return {"role": self.role}
 
     async def pipeline(
-        self, argvs: list[Argv], concern: pb.WriteConcern | None, client_offset: int = 0
+        self, argvs: list[Argv], concern: WriteConcern | None, client_offset: int = 0
     ) -> tuple[list[Reply | StreamError], int]:
         """Each command in order; a failed one leaves its error in its place, and so does one
         whose reply would take the pipeline's replies past max-reply-bytes. A node behind the
@@ -182,7 +190,7 @@ class Node(ABC):
         return out, self.offset
 
     async def pipelined(
-        self, argv: Argv, concern: pb.WriteConcern | None, client_offset: int
+        self, argv: Argv, concern: WriteConcern | None, client_offset: int
     ) -> Reply:
         """One command of a pipeline."""
         return (await self.execute(argv, concern, client_offset))[0]
@@ -192,7 +200,7 @@ class Node(ABC):
         """`XADD key *` per entry, as one write (the primary's fast path)."""
 
     @abstractmethod
-    async def settle(self, offset: int, concern: pb.WriteConcern | None) -> None:
+    async def settle(self, offset: int, concern: WriteConcern | None) -> None:
         """Wait until writes up to `offset` are as durable and replicated as `concern` asks."""
 
     @abstractmethod
@@ -251,9 +259,17 @@ class Node(ABC):
             if not fut.done():
                 fut.set_exception(error)
 
-    def hand_over_blocked(self, to: Node) -> None:
-        """Blocked reads keep waiting on `to` (same engine; the node was promoted). The two
-        share the table: a read parked through this node re-parks through it."""
+    # ------------------------------------------------------------ role changes (host.py)
+
+    def to_record_boundary(self) -> None:
+        """Before another role takes this state: nothing partial is left in the log (a
+        replica drops a record its link delivered only in part)."""
+        return
+
+    def hand_over(self, to: Node) -> None:
+        """This role ends; `to` serves the same engine and store from now on. By default
+        blocked reads keep waiting through `to` (the two share the table: a read parked
+        through this node re-parks through it); a primary fails them instead (Primary)."""
         to._waiters = self._waiters
 
     @property

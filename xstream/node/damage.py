@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from xstream.engine.errors import CoreError
 from xstream.node import records
 
 
@@ -39,7 +40,7 @@ class Damage:
         return f"{self.file} at byte {self.at} (replication offset {self.offset}): {self.reason}"
 
 
-class CorruptLog(Exception):  # noqa: N818 (a state, as StreamError's kin)
+class CorruptLog(CoreError):  # noqa: N818 (a state, as StreamError's kin)
     """Recovery found damage that is not a torn tail; nothing on disk was changed."""
 
     def __init__(self, directory: Path, damage: Damage) -> None:

@@ -26,6 +26,8 @@ import zlib
 from collections.abc import Iterator, Sequence
 from itertools import accumulate, pairwise
 
+from xstream.engine.errors import CoreError
+
 Argv = list[bytes]
 
 HEADER = struct.Struct("<II")
@@ -33,7 +35,7 @@ _U32 = struct.Struct("<I")
 MAX_RECORD = 1 << 31  # a length above this is corruption, not a record
 
 
-class CorruptRecordError(Exception):
+class CorruptRecordError(CoreError):
     """A record whose checksum or structure is wrong (not merely incomplete).
 
     `pos` is where the bad record starts in the buffer scanned and `stop` where its header says

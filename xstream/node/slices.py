@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from xstream.engine import Engine, StreamError
+from xstream.engine.errors import CoreError
 from xstream.engine.ids import MAX_ID, StreamID, parse_interval, parse_strict, string2ll
 from xstream.engine.reply import PairMap, Reply
 from xstream.engine.stream import Stream
@@ -90,7 +91,7 @@ def gc_paused() -> Iterator[bool]:
             gc.enable()
 
 
-class StaleRead(Exception):  # noqa: N818 (a signal to start again, not an error)
+class StaleRead(CoreError):  # noqa: N818 (a signal to start again, not an error)
     """An entry the read had not reached yet was removed, or the key changed."""
 
 
@@ -157,7 +158,7 @@ class _Walk:
         self.done = self.done or not full
 
 
-def reply_size(reply: Reply) -> int:
+def reply_size(reply: Reply | tuple[bytes, Reply]) -> int:
     """A reply's payload as the budget counts it (bytes + 3 per element; 8 per integer)."""
     if isinstance(reply, bytes | str):
         return len(reply) + 3
@@ -224,8 +225,8 @@ async def _read(engine: Engine, run: Run, argv: Argv, limits: Limits) -> Reply:
     if isinstance(reply, PairMap):
         for _, entries in reply:
             _Budget(limits.max_reply_bytes).spend(cast(list[Reply], entries))
-    elif isinstance(reply, list):
-        _Budget(limits.max_reply_bytes).spend(reply)
+    elif isinstance(reply, list):  # XRANGE's array of entries
+        _Budget(limits.max_reply_bytes).spend(cast(list[Reply], reply))
     return reply
 
 
@@ -235,9 +236,10 @@ async def _range(engine: Engine, run: Run, argv: Argv, limits: Limits) -> Reply:
     n = limits.slice_entries
     want = int(argv[5]) if len(argv) == 6 else 0  # 0: all
     budget = _Budget(limits.max_reply_bytes)
-    entries = run([*argv[:4], b"COUNT", b"%d" % min(n, want or n)])
-    if not isinstance(entries, list):
-        return entries  # COUNT 0's null array
+    first = run([*argv[:4], b"COUNT", b"%d" % min(n, want or n)])
+    if not isinstance(first, list):
+        return first  # COUNT 0's null array
+    entries = cast(list[Reply], first)
     key = argv[1]
     rev = argv[0].upper() == b"XREVRANGE"
     walk = _Walk(key, engine.keyspace.stream(key), _Watch(rev))

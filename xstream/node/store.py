@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from xstream.engine import Engine, SnapshotError, snapshot
+from xstream.engine.errors import CoreError
 from xstream.node import records
 from xstream.node.damage import CorruptLog, Damage, stop_reason, torn_tail
 from xstream.node.logs import slog
@@ -58,7 +59,7 @@ FSYNC_POLICIES = ("always", "everysec", "no")
 DEFAULT_RESERVE = 64 << 20  # free bytes kept on the data directory's file system
 
 
-class DiskFault(Exception):  # noqa: N818 (a state of the store)
+class DiskFault(CoreError):  # noqa: N818 (a state of the store)
     """The log cannot take writes: a write or fsync failed (or free space is below the
     reserve). The text is the cause, as Redis's MISCONF line gives it."""
 

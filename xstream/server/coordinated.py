@@ -40,8 +40,7 @@ from xstream.node.logs import slog
 from xstream.primary.primary import Primary
 from xstream.replica.replica import Replica
 
-from .roles import Host
-from .roles import Role as HostRole
+from .host import Host, HostState
 
 ROLE_CHANGE_TIMEOUT = 30.0  # seconds a promotion or a re-pointing may take on the loop
 
@@ -64,10 +63,10 @@ class HostControl:
     def status(self) -> NodeStatus:
         host = self.host
         node = host.node
-        role = host.role
-        if role is HostRole.PRIMARY and not self.stepped_down:
+        state = host.state
+        if state is HostState.PRIMARY and not self.stepped_down:
             reported = Role.PRIMARY
-        elif role is HostRole.REPLICA and isinstance(node, Replica) and node.primary_address:
+        elif state is HostState.REPLICA and isinstance(node, Replica) and node.primary_address:
             reported = Role.REPLICA
         else:
             reported = Role.UNKNOWN

@@ -12,7 +12,7 @@ sets the rest aside and takes what it lacks from a primary. `watch_disk` reads t
 space each second and, while the log is faulted, probes the disk and resumes it.
 
 Every node serves Streams, Admin and Replication: the node's role can change in place
-(roles.Host: promote, replicaof), and Replication answers UNAVAILABLE while it is a replica.
+(host.Host: promote, replicaof), and Replication answers UNAVAILABLE while it is a replica.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
 from .config import NodeConfig
 from .coordinated import Coordinated
-from .roles import Host, primary_from, replica_from
+from .host import Host, primary_from, replica_from
 from .service import create_server
 
 __all__ = ["NodeConfig", "Running", "serve", "start_node", "start_primary", "start_replica"]

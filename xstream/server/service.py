@@ -7,7 +7,7 @@ tell a command's error from a transport failure (and, on a replica, `xstream-pri
 returns it with its bound port (port 0 picks a free one); a request that does not decode is
 INVALID_ARGUMENT on every service (decoding.py).
 
-The servicers reach the node through a `Served` (roles.Host): the node changes role in place
+The servicers reach the node through a `Served` (host.Host): the node changes role in place
 (promotion, demotion), and every call uses the node of the moment. Epochs at the edge: every
 Streams reply (and error) carries the node's epoch in trailing metadata `xstream-epoch`; a
 request may carry the highest epoch its client has seen in the same key, and a primary
@@ -30,6 +30,7 @@ from xstream.engine import StreamError
 from xstream.engine.reply import Reply
 from xstream.node import slices
 from xstream.node.base import Argv, Node
+from xstream.node.concern import Acks, WriteConcern
 from xstream.node.metrics import METRICS
 from xstream.node.store import DiskFault
 from xstream.protocol import EPOCH_KEY, MAX_MESSAGE, OFFSET_KEY, PRIMARY_KEY
@@ -69,8 +70,15 @@ def _epoch_meta(node: Node) -> tuple[str, str]:
     return (EPOCH_KEY, str(node.epoch))
 
 
-def _concern(msg: Any) -> pb.WriteConcern | None:
-    return msg.concern if msg.HasField("concern") else None
+_ACKS = {pb.ACKS_LEADER: Acks.LEADER, pb.ACKS_QUORUM: Acks.QUORUM, pb.ACKS_ALL: Acks.ALL}
+
+
+def _concern(msg: Any) -> WriteConcern | None:
+    """The request's write concern in plain terms (None: the default, acks=leader)."""
+    if not msg.HasField("concern"):
+        return None
+    c = msg.concern
+    return WriteConcern(_ACKS.get(c.acks, Acks.QUORUM), c.timeout_ms)  # unknown: the safer
 
 
 async def abort(node: Node, context: grpc.aio.ServicerContext, e: StreamError) -> None:
@@ -92,7 +100,7 @@ class StreamsService(pb_grpc.StreamsServicer):
         return self.served.node
 
     async def _run(
-        self, argv: Argv, context: grpc.aio.ServicerContext, concern: pb.WriteConcern | None = None
+        self, argv: Argv, context: grpc.aio.ServicerContext, concern: WriteConcern | None = None
     ) -> tuple[Reply, int]:
         node = self.node
         try:
@@ -144,7 +152,7 @@ class StreamsService(pb_grpc.StreamsServicer):
         self, request_iterator: AsyncIterator[pb.IngestBatch], context: Any
     ) -> pb.IngestReply:
         out = pb.IngestReply()
-        concern: pb.WriteConcern | None = None
+        concern: WriteConcern | None = None
         node = self.node
         client_epoch = _metadata_int(context, EPOCH_KEY)
         async for batch in request_iterator:

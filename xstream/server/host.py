@@ -1,7 +1,7 @@
 """A node's role and its changes in place: the same engine, store, data directory and backlog
 serve as a replica, then as a primary (or back), one after the other.
 
-    Role        the node is
+    HostState        the node is
     REPLICA     following a primary (Replica)
     PROMOTING   in between: the link is stopped, the new primary not serving yet
     PRIMARY     taking writes, serving replicas (Primary)
@@ -39,6 +39,7 @@ from xstream.node.logs import slog
 from xstream.node.slices import Limits
 from xstream.node.store import Recovery, Store
 from xstream.primary.primary import Options, Primary
+from xstream.replica import link
 from xstream.replica.replica import Replica
 
 from .config import NodeConfig
@@ -46,22 +47,22 @@ from .config import NodeConfig
 _N = TypeVar("_N", bound=Node)
 
 
-class Role(enum.Enum):
+class HostState(enum.Enum):
     REPLICA = "replica"
     PROMOTING = "promoting"
     PRIMARY = "primary"
     DEPOSED = "deposed"
 
 
-TRANSITIONS: dict[Role, frozenset[Role]] = {
-    Role.REPLICA: frozenset({Role.PROMOTING, Role.REPLICA}),
-    Role.PROMOTING: frozenset({Role.PRIMARY}),
-    Role.PRIMARY: frozenset({Role.DEPOSED, Role.REPLICA, Role.PROMOTING}),
-    Role.DEPOSED: frozenset({Role.PROMOTING, Role.REPLICA}),
+TRANSITIONS: dict[HostState, frozenset[HostState]] = {
+    HostState.REPLICA: frozenset({HostState.PROMOTING, HostState.REPLICA}),
+    HostState.PROMOTING: frozenset({HostState.PRIMARY}),
+    HostState.PRIMARY: frozenset({HostState.DEPOSED, HostState.REPLICA, HostState.PROMOTING}),
+    HostState.DEPOSED: frozenset({HostState.PROMOTING, HostState.REPLICA}),
 }
 
 
-def check_transition(now: Role, to: Role) -> None:
+def check_transition(now: HostState, to: HostState) -> None:
     if to not in TRANSITIONS[now]:
         raise ValueError(f"a node in role {now.value} cannot become {to.value}")
 
@@ -137,17 +138,17 @@ class Host:
         return node
 
     @property
-    def role(self) -> Role:
+    def state(self) -> HostState:
         node = self._node
         if self._promoting:
-            return Role.PROMOTING
+            return HostState.PROMOTING
         if isinstance(node, Replica):
-            return Role.REPLICA
-        return Role.DEPOSED if node.epochs.deposed or node.closed else Role.PRIMARY
+            return HostState.REPLICA
+        return HostState.DEPOSED if node.epochs.deposed or node.closed else HostState.PRIMARY
 
     def start_link(self) -> None:
         assert isinstance(self._node, Replica)
-        self._link = asyncio.get_running_loop().create_task(self._node.run_link())
+        self._link = asyncio.get_running_loop().create_task(link.follow(self._node))
 
     async def stop(self) -> None:
         """Stop the replica link, if any (shutdown, or a role change): once this returns, the
@@ -170,9 +171,9 @@ class Host:
         The primary of the current epoch answers unchanged (promote is idempotent)."""
         async with self._lock:
             node = self._node
-            if self.role is Role.PRIMARY and epoch in (0, node.epochs.epoch):
+            if self.state is HostState.PRIMARY and epoch in (0, node.epochs.epoch):
                 return node
-            check_transition(self.role, Role.PROMOTING)
+            check_transition(self.state, HostState.PROMOTING)
             node.epochs.promoted(node.offset, epoch)  # raises ValueError before anything stops
             self._promoting = True
             try:
@@ -184,9 +185,7 @@ class Host:
             return primary
 
     def _promoted(self, node: Primary | Replica, epoch: int) -> Primary:
-        if isinstance(node, Replica) and node.received != node.offset:
-            node.store.truncate_to(node.offset)  # a partial record from the link
-            node.received, node.pending = node.offset, b""
+        node.to_record_boundary()
         offset = node.offset
         state = node.epochs.promoted(offset, epoch)
         replids.save_epochs(node.store.dir, state)
@@ -198,10 +197,7 @@ class Host:
         primary.health = node.health
         if self.coordinated:
             primary.lease_until = float("-inf")  # until the coordinator allows acks
-        if isinstance(node, Replica):
-            node.hand_over_blocked(primary)
-        else:
-            node.close()
+        node.hand_over(primary)
         slog("promoted", epoch=state.epoch, offset=offset, replid=primary.replid,
              replid2=primary.replid2, backlog_start=primary.backlog.start)  # fmt: skip
         return primary
@@ -214,11 +210,12 @@ class Host:
         if not address or address == self.address:
             raise ValueError(f"cannot replicate from {address!r}")
         async with self._lock:
-            check_transition(self.role, Role.REPLICA)
+            check_transition(self.state, HostState.REPLICA)
             node = self._node
-            if epoch > node.epochs.epoch:
-                node.epochs = node.epochs.seen(epoch)
-                replids.save_epochs(node.store.dir, node.epochs)
+            if epoch > node.epochs.epoch:  # persisted first: a retry after an OSError saves
+                seen = node.epochs.seen(epoch)
+                replids.save_epochs(node.store.dir, seen)
+                node.epochs = seen
             await self.stop()
             if isinstance(node, Replica):
                 node.primary_address = address
@@ -230,7 +227,6 @@ class Host:
             return node
 
     def _demoted(self, primary: Primary, address: str) -> Replica:
-        primary.close()
         replica = Replica(
             primary.engine,
             primary.store,
@@ -244,6 +240,7 @@ class Host:
         replica.replid = primary.replid  # the history its data follows
         replica.epochs = primary.epochs
         replica.health = primary.health
+        primary.hand_over(replica)
         slog("demoted", primary=address, offset=primary.offset, epoch=primary.epochs.epoch,
              deposed=primary.epochs.deposed)  # fmt: skip
         return replica

@@ -1,0 +1,134 @@
+"""The replica's link: one Replication.Sync stream to the primary at a time, reconnecting with
+backoff, translating between its messages and the Replica's plain calls (replica.py).
+
+    -> Hello                 Replica.hello()
+    <- Continue              Replica.on_continue(replid, offset, epoch, history)
+    <- FullSync              Replica.on_full_sync(epoch, offset, size)
+    <- SnapshotChunk ...     gathered here (progress logged)
+    <- SnapshotEnd           Replica.on_snapshot(replid, offset, epoch, history, data)
+    <- Records               Replica.on_records(start, data, primary_offset, time_ms, ack_now)
+    <- Ping                  Replica.on_ping(epoch, primary_offset, ack_now)
+    -> Ack(offset, lag_ms)   whenever Replica.next_ack() says one is due
+
+What ends a stream, and what follows: a disk fault (the watcher resumes the log, then the link
+syncs again), an OSError writing replid.json or epoch.json (retried each second), Diverged
+(the replid is forgotten: a full sync next), StalePrimary or a malformed history (retried,
+logged, until the replica is re-pointed), the stream breaking (reconnect with backoff).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import grpc
+
+from xstream.node.handshake import Hello
+from xstream.node.logs import slog
+from xstream.node.store import DiskFault
+from xstream.protocol import MAX_MESSAGE
+from xstream.server import wire
+from xstream.v1 import xstream_pb2 as pb
+from xstream.v1 import xstream_pb2_grpc as pb_grpc
+
+from .replica import Diverged, Replica, StalePrimary
+
+
+async def follow(replica: Replica) -> None:
+    """Follow the replica's primary until `replica.stop_link()` (grpc.aio may turn a task's
+    cancellation into a CANCELLED error, so the loop does not rely on CancelledError alone)."""
+    backoff = 0.05
+    replica.linking()
+    while replica.linked:
+        if replica.store.fault:  # the disk watcher resumes the log, then we sync again
+            await asyncio.sleep(0.2)
+            continue
+        try:
+            await _sync_once(replica)
+            backoff = 0.05
+        except DiskFault as e:
+            slog("replica_link_stopped_disk", level="error", error=str(e))
+        except OSError as e:  # replid.json or epoch.json not written (a full disk): retry
+            slog("replica_link_stopped_disk", level="error", error=e.strerror or str(e))
+            backoff = 1.0
+        except Diverged as e:
+            slog("replica_diverged", level="error", error=str(e))
+            replica.diverged()
+        except StalePrimary as e:
+            slog("stale_primary", level="warning", primary=replica.primary_address, error=str(e))
+            backoff = 1.0
+        except ValueError as e:  # a malformed epoch history from the primary
+            slog("bad_primary_message", level="error", error=str(e))
+            backoff = 1.0
+        except grpc.aio.AioRpcError as e:
+            if replica.link != "down":
+                slog("link_down", level="warning", code=str(e.code()), details=e.details())
+            backoff = min(backoff * 2, 1.0)
+        replica.link_stopped("")
+        if replica.linked:
+            await asyncio.sleep(backoff)
+
+
+async def _sync_once(replica: Replica) -> None:
+    hello = replica.hello()
+    async with grpc.aio.insecure_channel(
+        replica.primary_address,
+        options=[
+            ("grpc.max_receive_message_length", MAX_MESSAGE),
+            ("grpc.max_send_message_length", MAX_MESSAGE),
+        ],
+    ) as channel:
+        call = pb_grpc.ReplicationStub(channel).Sync(_outgoing(replica, hello))
+        chunks: list[bytes] = []
+        full: pb.FullSync | None = None
+        async for msg in call:
+            if not replica.linked:
+                call.cancel()
+                return
+            if replica.store.fault:
+                call.cancel()
+                raise DiskFault(replica.store.fault)
+            kind = msg.WhichOneof("kind")
+            if kind == "records":
+                r = msg.records
+                replica.check_epoch(r.epoch)
+                replica.on_records(r.start, r.data, r.primary_offset, r.time_ms, r.ack_now)
+            elif kind == "ping":
+                replica.on_ping(msg.ping.epoch, msg.ping.primary_offset, msg.ping.ack_now)
+            elif kind == "resume":
+                c = msg.resume
+                await replica.on_continue(c.replid, c.offset, c.epoch, wire.history_from(c.history))
+            elif kind == "full_sync":
+                full, chunks = msg.full_sync, []
+                replica.on_full_sync(full.epoch, full.offset, full.size)
+            elif kind == "chunk":
+                chunks.append(msg.chunk.data)
+                if full is not None and len(chunks) % 8 == 0:
+                    slog("full_sync_progress", received=sum(map(len, chunks)), bytes=full.size)
+            elif kind == "snapshot_end":
+                assert full is not None
+                history = wire.history_from(full.history)
+                data = b"".join(chunks)
+                chunks = []
+                replica.on_snapshot(full.replid, full.offset, full.epoch, history, data)
+                full = None
+
+
+async def _outgoing(replica: Replica, hello: Hello) -> AsyncIterator[pb.ReplicaMessage]:
+    yield pb.ReplicaMessage(
+        hello=pb.Hello(
+            replid=hello.replid,
+            offset=hello.offset,
+            name=hello.name,
+            address=hello.address,
+            epoch=hello.epoch,
+            history=wire.epoch_entries(hello.history),
+            log_start=hello.log_start,
+        )
+    )
+    while True:
+        ack = await replica.next_ack()
+        if ack is None:
+            return  # the own log failed; the link stops at its next message
+        offset, lag_ms = ack
+        yield pb.ReplicaMessage(ack=pb.Ack(offset=offset, lag_ms=lag_ms))
