@@ -154,7 +154,7 @@ class Primary(Node):
         self.new_data = Signal()  # fired on every commit (and to ask replicas for acks)
         self.getack = False  # a GETACK is due: senders ping with ack_now
         self._ack_waiters: list[tuple[int, int, asyncio.Future[int]]] = []
-        self._snapshotting: asyncio.Task[None] | None = None
+        self._snapshotting: asyncio.Task[tuple[int, int]] | None = None
         self.closed = False  # demoted: this object no longer serves
         self.lease_until = float("inf")  # monotonic deadline for acks (see the module doc)
         self.behind = ""  # why writes are refused: a replica holds more of this epoch
@@ -533,7 +533,7 @@ class Primary(Node):
 
     # ------------------------------------------------------------ snapshots
 
-    def start_snapshot(self) -> asyncio.Task[None] | None:
+    def start_snapshot(self) -> asyncio.Task[tuple[int, int]] | None:
         if self._snapshotting is not None and not self._snapshotting.done():
             return None
         self._snapshotting = asyncio.get_running_loop().create_task(self.snapshot_now())

@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import grpc
 
@@ -43,6 +44,8 @@ from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
 from . import peers
 from .primary import Primary, ReplicaLink
+
+Context = grpc.aio.ServicerContext[Any, Any]
 
 CHUNK = 1 << 20
 PING_EVERY = 1.0
@@ -65,9 +68,7 @@ class ReplicationService(pb_grpc.ReplicationServicer):
     def __init__(self, serving: Callable[[], Node]) -> None:
         self.serving = serving  # the node served now (it may change role in place)
 
-    async def _primary_for(
-        self, hello: peers.Hello, context: grpc.aio.ServicerContext
-    ) -> Primary | None:
+    async def _primary_for(self, hello: peers.Hello, context: Context) -> Primary | None:
         """The primary that will serve this Hello, or None once the call is aborted."""
         p = self.serving()
         if not isinstance(p, Primary) or p.closed:
@@ -88,7 +89,9 @@ class ReplicationService(pb_grpc.ReplicationServicer):
         return p
 
     async def Sync(  # noqa: N802 (gRPC method name)
-        self, request_iterator: AsyncIterator[pb.ReplicaMessage], context: grpc.aio.ServicerContext
+        self,
+        request_iterator: AsyncIterator[pb.ReplicaMessage],
+        context: Context,
     ) -> AsyncIterator[pb.PrimaryMessage]:
         first = await anext(request_iterator, None)
         raw = first.hello if first is not None else pb.Hello()
@@ -146,7 +149,7 @@ class ReplicationService(pb_grpc.ReplicationServicer):
             slog("replica_detached", replica=link.name, ack_offset=link.ack_offset)
 
     @staticmethod
-    async def _refuse(context: grpc.aio.ServicerContext, hello: pb.Hello, why: str) -> None:
+    async def _refuse(context: Context, hello: pb.Hello, why: str) -> None:
         slog("replica_refused", level="warning", replica=hello.name[: peers.MAX_NAME],
              address=hello.address[:80], error=why)  # fmt: skip
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
@@ -253,7 +256,7 @@ class ReplicationService(pb_grpc.ReplicationServicer):
         request_iterator: AsyncIterator[pb.ReplicaMessage],
         link: ReplicaLink,
         p: Primary,
-        context: grpc.aio.ServicerContext,
+        context: Context,
     ) -> None:
         """Count the replica's acks until its side ends; a protocol violation closes the call
         (from this task: the sender may be blocked on a send) and detaches the link."""

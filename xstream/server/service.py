@@ -40,6 +40,8 @@ from xstream.v1 import xstream_pb2_grpc as pb_grpc
 from . import chunked, wire
 from .decoding import Decoding
 
+Context = grpc.aio.ServicerContext[Any, Any]
+
 
 class Served(Protocol):
     """What a server serves: the node of the moment, and the changes of its role."""
@@ -52,7 +54,7 @@ class Served(Protocol):
     async def replicaof(self, primary: str, epoch: int = 0) -> Node: ...
 
 
-def _metadata_int(context: grpc.aio.ServicerContext, key: str) -> int:
+def _metadata_int(context: Context, key: str) -> int:
     for k, v in context.invocation_metadata() or ():
         if k == key:
             try:
@@ -62,7 +64,7 @@ def _metadata_int(context: grpc.aio.ServicerContext, key: str) -> int:
     return 0
 
 
-def _client_offset(context: grpc.aio.ServicerContext) -> int:
+def _client_offset(context: Context) -> int:
     return _metadata_int(context, OFFSET_KEY)
 
 
@@ -81,7 +83,7 @@ def _concern(msg: Any) -> WriteConcern | None:
     return WriteConcern(_ACKS.get(c.acks, Acks.QUORUM), c.timeout_ms)  # unknown: the safer
 
 
-async def abort(node: Node, context: grpc.aio.ServicerContext, e: StreamError) -> None:
+async def abort(node: Node, context: Context, e: StreamError) -> None:
     METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
     meta = [wire.ERROR_MARK, (OFFSET_KEY, str(node.offset)), _epoch_meta(node)]
     primary = getattr(node, "primary_address", "")
@@ -100,7 +102,10 @@ class StreamsService(pb_grpc.StreamsServicer):
         return self.served.node
 
     async def _run(
-        self, argv: Argv, context: grpc.aio.ServicerContext, concern: WriteConcern | None = None
+        self,
+        argv: Argv,
+        context: Context,
+        concern: WriteConcern | None = None,
     ) -> tuple[Reply, int]:
         node = self.node
         try:
