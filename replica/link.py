@@ -26,8 +26,8 @@ import grpc
 from xstream.node.handshake import Hello
 from xstream.node.logs import slog
 from xstream.node.store import DiskFault
+from xstream.protocol import MAX_MESSAGE
 from xstream.server import wire
-from xstream.server.service import MAX_MESSAGE  # (moves to xstream.protocol)
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 

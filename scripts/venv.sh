@@ -28,10 +28,11 @@ if [ ! -f .venv/.deps ] || [ "$(cat .venv/.deps)" != "$deps" ]; then
   echo "$deps" > .venv/.deps
 fi
 # The editable install is redone only when its inputs change (a new venv, or pyproject.toml):
-# once per change, silently; its output is shown only if it fails.
+# once per change, silently; its output is shown only if it fails. It is the server's install,
+# `.[server]`, whose packages the shared venv already holds (requirements/runtime.txt).
 stamp=$(cat pyproject.toml "$deps/.complete" | sha256sum | cut -c1-16)
 if [ ! -f .venv/.editable ] || [ "$(cat .venv/.editable)" != "$stamp" ]; then
-  if ! out=$(.venv/bin/python -m pip install -q --no-build-isolation --no-deps -e . 2>&1); then
+  if ! out=$(.venv/bin/python -m pip install -q --no-build-isolation --no-deps -e ".[server]" 2>&1); then
     echo "$out" >&2
     exit 1
   fi

@@ -18,12 +18,17 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xstream.engine import Engine
 from xstream.node import records
-from xstream.node.damage import Damage
-from xstream.node.store import Recovery, Store
+
+if TYPE_CHECKING:
+    from xstream.node.damage import Damage
+    from xstream.node.store import Recovery
+
+# The node floor is imported when the command runs: it needs the `server` extra, which
+# `xstream --help` does not (cli.py).
 
 
 def add_parser(sub: Any) -> None:
@@ -60,6 +65,8 @@ def check_log(args: argparse.Namespace) -> int:
     if not args.yes and not _confirm():
         print("not repaired")
         return 2
+    from xstream.node.store import Store  # noqa: PLC0415 (the server extra: see the imports)
+
     engine = Engine()
     fixed = Store(directory, "always").recover(engine, engine.apply, set_aside=True)
     print(f"repaired: the log now ends at offset {fixed.offset}; the cut bytes are kept as "
@@ -68,6 +75,8 @@ def check_log(args: argparse.Namespace) -> int:
 
 
 def _inspect(directory: Path) -> Recovery:
+    from xstream.node.store import Store  # noqa: PLC0415 (the server extra: see the imports)
+
     engine = Engine()
     return Store(directory, "always").recover(engine, engine.apply, dry_run=True)
 

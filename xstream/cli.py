@@ -8,6 +8,11 @@ xstream promote --node HOST:PORT [--epoch N] make a replica the primary of a new
 xstream replicaof --node N --primary P [--epoch N]   re-point a replica (or demote a primary)
 xstream cli --node HOST:PORT [WORDS ...]     one command (or a prompt, or lines from stdin)
 xstream shell [WORDS ...]                    the same on an in-process engine, no server
+
+Running a node (primary, replica, node, check-log) needs the `server` extra
+(`pip install "xstream[server]"`); its modules are imported when such a command runs, so
+without it `xstream --help` and the client commands work and a node command says, in one
+line, what to install.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
 
@@ -23,12 +29,19 @@ from xstream import checklog, console, tools, up
 from xstream.clock import now_ms
 from xstream.engine import Engine, EngineConfig, StreamError, snapshot
 from xstream.engine.reply import Reply
-from xstream.node.damage import CorruptLog
-from xstream.node.store import FSYNC_POLICIES
 from xstream.pipeline import subcommand as pipeline_subcommand
-from xstream.server.runner import NodeConfig, serve
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
+
+if TYPE_CHECKING:
+    from xstream.server.runner import NodeConfig
+
+# The `server` extra's top-level modules (pyproject.toml): a node command missing one of them
+# says to install the extra.
+SERVER_EXTRA = ("grpc_health", "grpc_reflection", "prometheus_client")
+# WARNING: the same as xstream.node.store.FSYNC_POLICIES (imported only when a node runs);
+# tests/unit/test_protocol.py compares them.
+FSYNC_POLICIES = ("always", "everysec", "no")
 
 
 def _load(engine: Engine, path: Path | None) -> None:
@@ -197,6 +210,8 @@ def _node_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 
 def _config(args: argparse.Namespace, role: str) -> NodeConfig:
+    from xstream.server.runner import NodeConfig  # noqa: PLC0415 (the server extra)
+
     cfg = NodeConfig(role=role)
     for key in vars(cfg):
         if hasattr(args, key):
@@ -205,6 +220,9 @@ def _config(args: argparse.Namespace, role: str) -> NodeConfig:
 
 
 def _serve(cfg: NodeConfig) -> int:
+    from xstream.node.damage import CorruptLog  # noqa: PLC0415 (the server extra)
+    from xstream.server.runner import serve  # noqa: PLC0415
+
     try:
         asyncio.run(serve(cfg))
     except CorruptLog as e:
@@ -333,7 +351,17 @@ def main(argv: list[str] | None = None) -> int:
     sh.add_argument("--node-max-entries", type=int, default=100)
     sh.set_defaults(func=shell)
     args = parser.parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] not in SERVER_EXTRA:
+            raise
+        print(
+            f"error: `xstream {args.cmd}` needs the server extra: pip install 'xstream[server]' "
+            f"(module {e.name} is missing)",
+            file=sys.stderr,
+        )
+        return 2
 
 
 if __name__ == "__main__":

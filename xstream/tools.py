@@ -14,7 +14,7 @@ import grpc
 
 from xstream import console
 from xstream.engine.reply import Reply
-from xstream.server import wire
+from xstream.protocol import ERROR_MARK, from_value, write_concern
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
@@ -130,11 +130,8 @@ def _replica_rows(r: pb.InfoReply) -> list[tuple[str, str]]:
     return rows
 
 
-_ACKS = {"leader": pb.ACKS_LEADER, "quorum": pb.ACKS_QUORUM, "all": pb.ACKS_ALL}
-
-
 def cli(args: argparse.Namespace) -> int:
-    concern = pb.WriteConcern(acks=_ACKS[args.acks])
+    concern = write_concern(args.acks)
     with grpc.insecure_channel(args.node) as channel:
         stub = pb_grpc.StreamsStub(channel)
 
@@ -143,11 +140,11 @@ def cli(args: argparse.Namespace) -> int:
                 reply = stub.Execute(pb.Command(argv=argv, concern=concern), timeout=args.timeout)
             except grpc.RpcError as e:
                 trailer = {m.key: m.value for m in e.trailing_metadata() or ()}
-                if trailer.get(wire.ERROR_MARK[0]):
+                if trailer.get(ERROR_MARK[0]):
                     raise console.ReplyError(e.details() or "") from None
                 raise console.UnreachableError(
                     f"{args.node}: {e.code().name}: {e.details()}"
                 ) from None
-            return wire.from_value(reply.value)
+            return from_value(reply.value)
 
         return console.run(args.command, execute, f"{args.node}> ")

@@ -22,5 +22,7 @@ EXPOSE 7700 9700
 ENTRYPOINT ["xstream"]
 CMD ["--help"]
 COPY project/ /tmp/wheels/project/
-RUN pip install -q --no-index --no-deps /tmp/wheels/project/*.whl && rm -rf /tmp/wheels
+# The server's install, xstream[server]: every dependency is already in place from deps/, and
+# --no-index makes a missing one fail the build rather than download it.
+RUN pip install -q --no-index "$(echo /tmp/wheels/project/*.whl)[server]" && rm -rf /tmp/wheels
 USER xstream

@@ -73,9 +73,9 @@ def write(node: Node, seq: int, acks: int = pb.ACKS_QUORUM) -> bytes:
 
 def values(node: Node) -> list[int]:
     reply = node.execute("XRANGE", "s", "-", "+")
-    from xstream.server import wire  # noqa: PLC0415
+    from xstream.protocol import from_value  # noqa: PLC0415
 
-    return [int(fields[1]) for _, fields in wire.from_value(reply.value)]  # type: ignore[union-attr, misc]
+    return [int(fields[1]) for _, fields in from_value(reply.value)]  # type: ignore[union-attr, misc]
 
 
 def converged(nodes: list[Node]) -> bool:

@@ -19,8 +19,7 @@ from typing import Any
 import grpc
 
 from xstream.engine.reply import Reply
-from xstream.server import wire
-from xstream.server.service import EPOCH_KEY, MAX_MESSAGE
+from xstream.protocol import EPOCH_KEY, ERROR_MARK, MAX_MESSAGE, from_value
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
@@ -78,10 +77,10 @@ def execute(
         )
     except grpc.RpcError as e:
         trailers = e.trailing_metadata()
-        if wire.ERROR_MARK in tuple(trailers or ()):
+        if ERROR_MARK in tuple(trailers or ()):
             raise CommandError(e.details() or "ERR", _epoch(trailers)) from None
         raise
-    return Answer(wire.from_value(reply.value), _epoch(call.trailing_metadata()))
+    return Answer(from_value(reply.value), _epoch(call.trailing_metadata()))
 
 
 def not_sent(e: grpc.RpcError) -> bool:

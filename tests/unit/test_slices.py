@@ -12,6 +12,7 @@ import pytest
 from xstream.engine import Engine, EngineConfig, StreamError
 from xstream.engine.reply import PairMap, Reply
 from xstream.node.slices import Limits, read, reply_size, slices_for
+from xstream.protocol import to_value
 from xstream.server import chunked, wire
 from xstream.v1 import xstream_pb2 as pb
 
@@ -196,13 +197,13 @@ def test_chunked_bytes_parse_as_the_whole_message() -> None:
     whole = e.execute([b"XRANGE", b"s", b"-", b"+"], 2).reply
     assert chunked.is_long(whole)
     raw = asyncio.run(chunked.reply(_copy(whole), 42))
-    assert pb.Reply.FromString(raw) == pb.Reply(value=wire.to_value(whole), offset=42)
+    assert pb.Reply.FromString(raw) == pb.Reply(value=to_value(whole), offset=42)
     raw = asyncio.run(chunked.entries_reply(_copy(whole)))
     assert pb.EntriesReply.FromString(raw) == pb.EntriesReply(entries=wire.entries(whole))
     both = e.execute([b"XREAD", b"STREAMS", b"s", b"t", b"0", b"0"], 2).reply
     assert chunked.is_long(both)
     raw = asyncio.run(chunked.reply(_copy(both), 7))
-    assert pb.Reply.FromString(raw) == pb.Reply(value=wire.to_value(both), offset=7)
+    assert pb.Reply.FromString(raw) == pb.Reply(value=to_value(both), offset=7)
     raw = asyncio.run(chunked.streams_reply(_copy(both), 7))
     assert pb.StreamsReply.FromString(raw) == pb.StreamsReply(streams=wire.streams(both), offset=7)
     consumed = _copy(whole)

@@ -60,8 +60,14 @@ from xstream.client.exceptions import (
 from xstream.engine.api import format_ids
 from xstream.engine.ids import parse_strict
 from xstream.engine.reply import Reply
-from xstream.server import wire
-from xstream.server.service import EPOCH_KEY, MAX_MESSAGE, OFFSET_KEY
+from xstream.protocol import (
+    EPOCH_KEY,
+    ERROR_MARK,
+    MAX_MESSAGE,
+    OFFSET_KEY,
+    from_value,
+    write_concern,
+)
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
@@ -82,7 +88,6 @@ Argv = list[bytes]
 T = TypeVar("T")
 Metadata = tuple[tuple[str, str], ...]
 Call = Callable[[grpc.Channel], tuple[T, Any]]  # one RPC: (response, grpc call)
-_ACKS = {"leader": pb.ACKS_LEADER, "quorum": pb.ACKS_QUORUM, "all": pb.ACKS_ALL}
 INGEST_BATCH = 4096  # entries per streamed Ingest message
 BACKOFF_CAP = 0.2  # seconds: the longest pause between tries (a failover takes ~2.5 s)
 PROBE_TIMEOUT = 1.0  # seconds: an Admin.Info while looking for the primary
@@ -101,6 +106,11 @@ def _block_timeout(argv: Argv, default: float) -> float | None:
             return default
         return None if ms == 0 else ms / 1000 + default
     return default
+
+
+def _metadata(pairs: Any) -> dict[str, Any]:
+    """Metadata as a dict (grpc gives (key, value) pairs; grpc-stubs says `_Metadatum`s)."""
+    return dict(pairs or ())
 
 
 def _unique(addresses: Sequence[str]) -> list[str]:
@@ -126,8 +136,6 @@ class GrpcTransport:
     ) -> None:
         if read_from not in ("primary", "replica"):
             raise ValueError("read_from must be 'primary' or 'replica'")
-        if acks not in _ACKS:
-            raise ValueError("acks must be 'leader', 'quorum' or 'all'")
         if isinstance(nodes, str):
             raise TypeError("nodes must be a list of 'host:port' strings")
         self.primary = f"{host}:{port}"  # where writes go: the primary of the moment
@@ -138,7 +146,7 @@ class GrpcTransport:
         self.read_from = read_from
         self.replicas: list[str] | None = list(replicas) if replicas is not None else None
         self._fixed_replicas = replicas is not None  # given: discovery leaves them alone
-        self.concern = pb.WriteConcern(acks=_ACKS[acks], timeout_ms=acks_timeout_ms)
+        self.concern = write_concern(acks, acks_timeout_ms)
         self.timeout = timeout
         # One try of a command or pipeline, failing over: a paused or cut-off primary must not
         # hold the client past its failover budget (xadd_many keeps `timeout`).
@@ -186,11 +194,11 @@ class GrpcTransport:
 
     def _invoke(self, address: str, fn: Call[T]) -> T:
         response, call = fn(self._channel(address))
-        self._note_epoch(dict(call.trailing_metadata() or ()))
+        self._note_epoch(_metadata(call.trailing_metadata()))
         return response
 
     def _failure(self, address: str, e: grpc.RpcError) -> Failure:
-        trailer = dict(e.trailing_metadata() or ())
+        trailer = _metadata(e.trailing_metadata())
         self._note_epoch(trailer)
         offset = str(trailer.get(OFFSET_KEY, ""))
         code = e.code()
@@ -198,7 +206,7 @@ class GrpcTransport:
             address,
             code.name if code is not None else "UNKNOWN",
             e.details() or "",
-            bool(trailer.get(wire.ERROR_MARK[0])),
+            bool(trailer.get(ERROR_MARK[0])),
             int(offset) if offset.isdigit() else 0,
         )
 
@@ -308,7 +316,10 @@ class GrpcTransport:
 
         def call(ch: grpc.Channel) -> tuple[pb.Reply, Any]:
             meta = self._meta(self.last_offset if is_wait else 0)
-            return pb_grpc.StreamsStub(ch).Execute.with_call(cmd, timeout=timeout, metadata=meta)
+            response, rpc = pb_grpc.StreamsStub(ch).Execute.with_call(
+                cmd, timeout=timeout, metadata=meta
+            )
+            return response, rpc
 
         reply = self._write(call, repeatable=repeatable(argv))
         self._advance(reply.offset, wrote=not changes_nothing(argv))
@@ -335,7 +346,10 @@ class GrpcTransport:
 
     def _replicas_of_primary(self) -> list[str]:
         def call(ch: grpc.Channel) -> tuple[pb.InfoReply, Any]:
-            return pb_grpc.AdminStub(ch).Info.with_call(pb.InfoRequest(), timeout=self.timeout)
+            response, rpc = pb_grpc.AdminStub(ch).Info.with_call(
+                pb.InfoRequest(), timeout=self.timeout
+            )
+            return response, rpc
 
         info = self._read(call, primary_only=True)
         return [r.address for r in info.replicas if r.state == "online"]
@@ -364,7 +378,10 @@ class GrpcTransport:
 
         def call(ch: grpc.Channel) -> tuple[pb.Reply, Any]:
             meta = self._meta(self.session_offset)
-            return pb_grpc.StreamsStub(ch).Execute.with_call(cmd, timeout=timeout, metadata=meta)
+            response, rpc = pb_grpc.StreamsStub(ch).Execute.with_call(
+                cmd, timeout=timeout, metadata=meta
+            )
+            return response, rpc
 
         reply = self._read(call)
         self._advance(reply.offset, wrote=False)
@@ -374,7 +391,7 @@ class GrpcTransport:
 
     def execute(self, argv: Argv, *, write: bool) -> Reply:
         reply = self.execute_write(argv) if write else self.execute_read(argv)
-        return wire.from_value(reply.value)
+        return from_value(reply.value)
 
     def execute_many(self, argvs: Sequence[Argv], *, write: bool) -> list[Reply | ResponseError]:
         if write and self.stamper is not None:
@@ -387,7 +404,10 @@ class GrpcTransport:
 
         def call(ch: grpc.Channel) -> tuple[pb.PipelineReply, Any]:
             meta = self._meta(0 if write else self.session_offset)
-            return pb_grpc.StreamsStub(ch).Pipeline.with_call(req, timeout=timeout, metadata=meta)
+            response, rpc = pb_grpc.StreamsStub(ch).Pipeline.with_call(
+                req, timeout=timeout, metadata=meta
+            )
+            return response, rpc
 
         writes = [not changes_nothing(a) for a in argvs]
 
@@ -404,7 +424,7 @@ class GrpcTransport:
             if r.WhichOneof("outcome") == "error":
                 out.append(error_from_line(r.error))
             else:
-                out.append(wire.from_value(r.value))
+                out.append(from_value(r.value))
         return out
 
     def xadd_many(self, key: bytes, entries: Sequence[Sequence[bytes]]) -> list[bytes]:
@@ -423,7 +443,10 @@ class GrpcTransport:
 
         def call(ch: grpc.Channel) -> tuple[pb.IngestReply, Any]:
             stub = pb_grpc.StreamsStub(ch)
-            return stub.Ingest.with_call(requests(), timeout=self.timeout, metadata=self._meta())
+            response, rpc = stub.Ingest.with_call(
+                requests(), timeout=self.timeout, metadata=self._meta()
+            )
+            return response, rpc
 
         def refused(reply: pb.IngestReply) -> bool:
             return reply.batches == 0 and reply.error.startswith("READONLY ")
@@ -445,7 +468,10 @@ class GrpcTransport:
         )
 
         def call(ch: grpc.Channel) -> tuple[pb.WaitReply, Any]:
-            return pb_grpc.AdminStub(ch).Wait.with_call(req, timeout=None, metadata=self._meta())
+            response, rpc = pb_grpc.AdminStub(ch).Wait.with_call(
+                req, timeout=None, metadata=self._meta()
+            )
+            return response, rpc
 
         reply = self._read(call, primary_only=True)
         return reply.replicas

@@ -21,7 +21,7 @@ callback, such as XINFO's, are always str).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from xstream.engine.reply import NULL_ARRAY, PairMap, Reply, ReplyMap
 
@@ -42,8 +42,8 @@ def to_python(raw: Reply, decode: bool, encoding: str = "utf-8", errors: str = "
         return flat
     if isinstance(raw, PairMap):
         return [[to_python(x, decode, encoding, errors) for x in pair] for pair in raw]
-    if isinstance(raw, list):
-        return [to_python(x, decode, encoding, errors) for x in raw]
+    if isinstance(raw, list):  # a plain one (mypy's narrowing brings back ReplyMap, PairMap)
+        return [to_python(x, decode, encoding, errors) for x in cast("list[Reply]", raw)]
     if raw is NULL_ARRAY:
         return None
     return raw  # int or None

@@ -33,6 +33,7 @@ from xstream.node.base import Argv, Node
 from xstream.node.concern import Acks, WriteConcern
 from xstream.node.metrics import METRICS
 from xstream.node.store import DiskFault
+from xstream.protocol import EPOCH_KEY, MAX_MESSAGE, OFFSET_KEY, PRIMARY_KEY
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
@@ -40,14 +41,6 @@ from . import chunked, wire
 from .decoding import Decoding
 
 Context = grpc.aio.ServicerContext[Any, Any]
-
-MAX_MESSAGE = 256 << 20
-# Request metadata: the client's last write offset (for WAIT), or on a read its session offset
-# (a replica answers once it has applied that far, Node.reach); trailing metadata of an error:
-# the node's offset (a write that failed its acks is still applied: WAIT must cover it).
-OFFSET_KEY = "xstream-offset"
-# Request metadata: the highest epoch the client has seen; trailing metadata: the node's epoch.
-EPOCH_KEY = "xstream-epoch"
 
 
 class Served(Protocol):
@@ -95,7 +88,7 @@ async def abort(node: Node, context: Context, e: StreamError) -> None:
     meta = [wire.ERROR_MARK, (OFFSET_KEY, str(node.offset)), _epoch_meta(node)]
     primary = getattr(node, "primary_address", "")
     if primary:
-        meta.append(("xstream-primary", primary))
+        meta.append((PRIMARY_KEY, primary))
     context.set_trailing_metadata(tuple(meta))
     await context.abort(wire.status_code(e.line), wire.error_text(e.line))
 

@@ -1,6 +1,8 @@
-"""Translation between protobuf (xstream.v1) and the engine: the only place that knows both.
+"""The server edge's translation between protobuf (xstream.v1) and the node.
 
-* `to_value` / `from_value`: an engine reply <-> `Value` (the RESP3 type model);
+What the client shares (metadata keys, `to_value` / `from_value`, write concerns) lives in
+xstream.protocol; `ERROR_MARK` and `to_value` are named here too, for the servicers.
+
 * `*_argv`: each typed request -> the argv Redis would receive, so typed calls go through
   the one argv dispatch (a typed call cannot mean something its argv does not);
 * `entries` / `streams`: the entry-list replies of XRANGE and XREAD as typed messages;
@@ -12,101 +14,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any, cast
 
 import grpc
 
-from xstream.engine import NULL_ARRAY, ReplyMap, Status
-from xstream.engine.reply import PairMap, Reply
+from xstream import protocol
+from xstream.engine.reply import Reply
 from xstream.node.epochs import History, history_of
 from xstream.v1 import xstream_pb2 as pb
 
 Argv = list[bytes]
-
-
-def to_value(reply: Reply) -> pb.Value:
-    v = pb.Value()
-    _fill(v, reply)
-    return v
-
-
-def _fill(v: pb.Value, reply: Reply) -> None:
-    """Build `reply` into `v` in place (nested messages are added, never copied)."""
-    if isinstance(reply, bytes):
-        v.bulk = reply
-    elif isinstance(reply, int):
-        v.integer = reply
-    elif isinstance(reply, Status):
-        v.status = reply
-    elif reply is None:
-        v.null.SetInParent()
-    elif reply is NULL_ARRAY:
-        v.null_array.SetInParent()
-    elif isinstance(reply, ReplyMap):
-        m = v.map
-        m.keys.extend(k for k, _ in reply)
-        for _, x in reply:
-            _fill(m.values.add(), x)
-    elif isinstance(reply, PairMap):
-        m = v.pair_map
-        m.keys.extend(p[0] for p in reply)  # type: ignore[misc]
-        for p in reply:
-            _fill(m.values.add(), p[1])
-    elif _is_entries(reply):
-        e = v.entries
-        e.ids.extend(item[0] for item in reply)  # type: ignore[index]
-        e.counts.extend(len(item[1]) for item in reply)  # type: ignore[index, arg-type]
-        e.elements.extend(x for item in reply for x in item[1])  # type: ignore[index, union-attr]
-    else:
-        assert isinstance(reply, list), reply
-        items = v.array.items
-        if not reply:
-            v.array.SetInParent()
-        for r in reply:
-            _fill(items.add(), r)
-
-
-def _is_entries(reply: list[Reply]) -> bool:  # type: ignore[valid-type]
-    """[[id, [field, value, ...]], ...]: plain lists of bytes, nothing else (lossless)."""
-    if not reply:
-        return False
-    for item in reply:
-        if type(item) is not list or len(item) != 2 or type(item[0]) is not bytes:
-            return False
-        fv = item[1]
-        if type(fv) is not list or not all(type(x) is bytes for x in fv):
-            return False
-    return True
-
-
-def from_value(v: pb.Value) -> Reply:
-    kind = v.WhichOneof("kind")
-    if kind == "bulk":
-        return v.bulk
-    if kind == "integer":
-        return v.integer
-    if kind == "entries":
-        e = v.entries
-        elements = list(e.elements)
-        out: list[Reply] = []
-        pos = 0
-        for eid, n in zip(e.ids, e.counts, strict=True):
-            out.append([eid, elements[pos : pos + n]])
-            pos += n
-        return out
-    if kind == "array":
-        return [from_value(x) for x in v.array.items]
-    if kind == "status":
-        return Status(v.status)
-    if kind == "null":
-        return None
-    if kind == "null_array":
-        return NULL_ARRAY
-    if kind == "map":
-        return ReplyMap(zip(v.map.keys, map(from_value, v.map.values), strict=True))
-    if kind == "pair_map":
-        keys, values = v.pair_map.keys, v.pair_map.values
-        return PairMap([k, from_value(x)] for k, x in zip(keys, values, strict=True))
-    raise ValueError(f"unknown Value kind {kind!r}")
+# The servicers' names for two shared parts; their one definition is in xstream.protocol.
+ERROR_MARK = protocol.ERROR_MARK
+to_value = protocol.to_value
 
 
 # ---------------------------------------------------------------- errors
@@ -120,7 +40,6 @@ _CODES = {
     "LOADING": grpc.StatusCode.UNAVAILABLE,
     "ACKTIMEOUT": grpc.StatusCode.DEADLINE_EXCEEDED,
 }
-ERROR_MARK = ("xstream-error", "1")  # trailing metadata: the status details are an error line
 
 
 def status_code(line: str) -> grpc.StatusCode:
@@ -290,8 +209,7 @@ def entries(reply: Reply) -> list[pb.Entry]:
     """XRANGE's reply ([[id, [field, value, ...]], ...]) as Entry messages."""
     out = []
     assert isinstance(reply, list)
-    for item in reply:
-        eid, fv = item  # type: ignore[misc]
+    for eid, fv in cast("list[list[Any]]", reply):  # an id and a list: mixed, so Any
         fields = [pb.Field(field=fv[i], value=fv[i + 1]) for i in range(0, len(fv), 2)]
         out.append(pb.Entry(id=eid.decode(), fields=fields))
     return out
@@ -301,7 +219,8 @@ def streams(reply: Reply) -> list[pb.StreamEntries]:
     """XREAD's reply (a PairMap of key -> entries, or null on timeout)."""
     if not isinstance(reply, list):
         return []
-    return [pb.StreamEntries(key=k, entries=entries(v)) for k, v in reply]  # type: ignore[misc]
+    pairs = cast("list[list[Any]]", reply)  # [key, entries]: mixed, so Any
+    return [pb.StreamEntries(key=k, entries=entries(v)) for k, v in pairs]
 
 
 # ---------------------------------------------------------------- epoch histories

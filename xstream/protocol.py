@@ -1,0 +1,147 @@
+"""What an xstream client and server agree on beyond the .proto file: the one module both import.
+
+    MAX_MESSAGE            the largest gRPC message either side sends or accepts
+    OFFSET_KEY             metadata `xstream-offset`: a request's offset (WAIT's, a read's
+                           floor); an error's trailer: the node's offset
+    EPOCH_KEY              metadata `xstream-epoch`: the highest epoch a client has seen; a
+                           reply's trailer: the node's epoch
+    ERROR_MARK             trailer `xstream-error: 1`: the status details are a Redis error line
+    PRIMARY_KEY            trailer `xstream-primary`: on a replica's error, its primary
+    write_concern()        acks names ("leader", "quorum", "all") -> a WriteConcern message
+    acks_name()            a WriteConcern's acks value -> its name
+    to_value / from_value  an engine reply <-> `Value` (the RESP3 type model), lossless
+
+Invariants: this module imports only the generated messages (xstream.v1) and the engine's
+reply types, never a server floor (xstream.server, xstream.node, roles) nor a server-only
+package (grpc_health, grpc_reflection, prometheus_client), so installing the client pulls in
+none of them (tests/unit/test_protocol.py checks `sys.modules`).
+from_value(to_value(r)) == r for every engine reply r.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeGuard, cast
+
+from xstream.engine.reply import NULL_ARRAY, PairMap, Reply, ReplyMap, Status
+from xstream.v1 import xstream_pb2 as pb
+
+MAX_MESSAGE = 256 << 20  # bytes: gRPC's send and receive limits, on both sides
+# Request metadata: the client's last write offset (for WAIT), or on a read its session offset
+# (a replica answers once it has applied that far, Node.reach); trailing metadata of an error:
+# the node's offset (a write that failed its acks is still applied: WAIT must cover it).
+OFFSET_KEY = "xstream-offset"
+# Request metadata: the highest epoch the client has seen; trailing metadata: the node's epoch.
+EPOCH_KEY = "xstream-epoch"
+ERROR_MARK = ("xstream-error", "1")  # trailing metadata: the status details are an error line
+PRIMARY_KEY = "xstream-primary"  # trailing metadata of a replica's error: its primary's address
+
+# ---------------------------------------------------------------- write concerns
+
+ACKS = {"leader": pb.ACKS_LEADER, "quorum": pb.ACKS_QUORUM, "all": pb.ACKS_ALL}
+_ACKS_NAMES: dict[int, str] = {v: k for k, v in ACKS.items()}
+
+
+def write_concern(acks: str = "leader", timeout_ms: int = 0) -> pb.WriteConcern:
+    """The WriteConcern a client sends (timeout_ms 0: the server's --acks-timeout-ms)."""
+    if acks not in ACKS:
+        raise ValueError("acks must be 'leader', 'quorum' or 'all'")
+    return pb.WriteConcern(acks=ACKS[acks], timeout_ms=timeout_ms)
+
+
+def acks_name(acks: int) -> str:
+    """A received acks value's name; one this version does not know is "quorum" (the safer
+    guess: a newer client asked for more than the leader alone)."""
+    return _ACKS_NAMES.get(acks, "quorum")
+
+
+# ---------------------------------------------------------------- values
+
+
+def to_value(reply: Reply) -> pb.Value:
+    v = pb.Value()
+    _fill(v, reply)
+    return v
+
+
+def _fill(v: pb.Value, reply: Reply) -> None:
+    """Build `reply` into `v` in place (nested messages are added, never copied)."""
+    if isinstance(reply, bytes):
+        v.bulk = reply
+    elif isinstance(reply, int):
+        v.integer = reply
+    elif isinstance(reply, Status):
+        v.status = reply
+    elif reply is None:
+        v.null.SetInParent()
+    elif isinstance(reply, ReplyMap):
+        m = v.map
+        m.keys.extend(k for k, _ in reply)
+        for _, x in reply:
+            _fill(m.values.add(), x)
+    elif isinstance(reply, PairMap):
+        m = v.pair_map
+        m.keys.extend(p[0] for p in reply)  # type: ignore[misc]
+        for p in reply:
+            _fill(m.values.add(), p[1])
+    elif isinstance(reply, list):
+        # A plain list: ReplyMap and PairMap went above (mypy's narrowing brings them back).
+        reply = cast("list[Reply]", reply)
+        if _is_entries(reply):
+            e = v.entries
+            e.ids.extend(item[0] for item in reply)
+            e.counts.extend(len(item[1]) for item in reply)
+            e.elements.extend(x for item in reply for x in item[1])
+            return
+        items = v.array.items
+        if not reply:
+            v.array.SetInParent()
+        for r in reply:
+            _fill(items.add(), r)
+    else:
+        assert reply is NULL_ARRAY, reply
+        v.null_array.SetInParent()
+
+
+def _is_entries(reply: list[Reply]) -> TypeGuard[list[list[Any]]]:
+    """[[id, [field, value, ...]], ...]: plain lists of bytes, nothing else (lossless).
+    (Each item mixes an id and a list, which a list type cannot spell: list[Any].)"""
+    if not reply:
+        return False
+    for item in reply:
+        if type(item) is not list or len(item) != 2 or type(item[0]) is not bytes:
+            return False
+        fv = item[1]
+        if type(fv) is not list or not all(type(x) is bytes for x in fv):
+            return False
+    return True
+
+
+def from_value(v: pb.Value) -> Reply:
+    kind = v.WhichOneof("kind")
+    if kind == "bulk":
+        return v.bulk
+    if kind == "integer":
+        return v.integer
+    if kind == "entries":
+        e = v.entries
+        elements: list[Reply] = list(e.elements)
+        out: list[Reply] = []
+        pos = 0
+        for eid, n in zip(e.ids, e.counts, strict=True):
+            out.append([eid, elements[pos : pos + n]])
+            pos += n
+        return out
+    if kind == "array":
+        return [from_value(x) for x in v.array.items]
+    if kind == "status":
+        return Status(v.status)
+    if kind == "null":
+        return None
+    if kind == "null_array":
+        return NULL_ARRAY
+    if kind == "map":
+        return ReplyMap(zip(v.map.keys, map(from_value, v.map.values), strict=True))
+    if kind == "pair_map":
+        keys, values = v.pair_map.keys, v.pair_map.values
+        return PairMap([k, from_value(x)] for k, x in zip(keys, values, strict=True))
+    raise ValueError(f"unknown Value kind {kind!r}")
