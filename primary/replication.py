@@ -33,13 +33,13 @@ from typing import Any
 
 import grpc
 
+from xstream import protocol
 from xstream.clock import now_ms
 from xstream.node import epochs
 from xstream.node.base import Node
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
 from xstream.node.store import DiskFault
-from xstream.server import wire
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
@@ -61,7 +61,7 @@ def hello_of(msg: pb.Hello) -> peers.Hello:
         offset=msg.offset,
         log_start=msg.log_start,
         epoch=msg.epoch,
-        history=wire.history_from(msg.history),
+        history=epochs.history_of(protocol.epoch_pairs(msg.history)),
     )
 
 
@@ -127,7 +127,7 @@ class ReplicationService(pb_grpc.ReplicationServicer):
                         replid=p.replid,
                         offset=pos,
                         epoch=p.epochs.epoch,
-                        history=wire.epoch_entries(p.epochs.history),
+                        history=protocol.epoch_entries(p.epochs.history),
                     )
                 )
             else:
@@ -178,7 +178,7 @@ class ReplicationService(pb_grpc.ReplicationServicer):
                 offset=offset,
                 size=size,
                 epoch=p.epochs.epoch,
-                history=wire.epoch_entries(p.epochs.history),
+                history=protocol.epoch_entries(p.epochs.history),
             )
         )
         sent = 0

@@ -23,11 +23,12 @@ from collections.abc import AsyncIterator
 
 import grpc
 
+from xstream import protocol
+from xstream.node import epochs
 from xstream.node.handshake import Hello
 from xstream.node.logs import slog
 from xstream.node.store import DiskFault
 from xstream.protocol import MAX_MESSAGE
-from xstream.server import wire
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
@@ -97,7 +98,9 @@ async def _sync_once(replica: Replica) -> None:
                 replica.on_ping(msg.ping.epoch, msg.ping.primary_offset, msg.ping.ack_now)
             elif kind == "resume":
                 c = msg.resume
-                await replica.on_continue(c.replid, c.offset, c.epoch, wire.history_from(c.history))
+                await replica.on_continue(
+                    c.replid, c.offset, c.epoch, epochs.history_of(protocol.epoch_pairs(c.history))
+                )
             elif kind == "full_sync":
                 full, chunks = msg.full_sync, []
                 replica.on_full_sync(full.epoch, full.offset, full.size)
@@ -107,7 +110,7 @@ async def _sync_once(replica: Replica) -> None:
                     slog("full_sync_progress", received=sum(map(len, chunks)), bytes=full.size)
             elif kind == "snapshot_end":
                 assert full is not None
-                history = wire.history_from(full.history)
+                history = epochs.history_of(protocol.epoch_pairs(full.history))
                 data = b"".join(chunks)
                 chunks = []
                 replica.on_snapshot(full.replid, full.offset, full.epoch, history, data)
@@ -122,7 +125,7 @@ async def _outgoing(replica: Replica, hello: Hello) -> AsyncIterator[pb.ReplicaM
             name=hello.name,
             address=hello.address,
             epoch=hello.epoch,
-            history=wire.epoch_entries(hello.history),
+            history=protocol.epoch_entries(hello.history),
             log_start=hello.log_start,
         )
     )

@@ -20,7 +20,8 @@ from_value(to_value(r)) == r for every engine reply r.
 
 from __future__ import annotations
 
-from typing import Any, TypeGuard, cast
+from collections.abc import Iterable
+from typing import Any, Protocol, TypeGuard, cast
 
 from xstream.engine.reply import NULL_ARRAY, PairMap, Reply, ReplyMap, Status
 from xstream.v1 import xstream_pb2 as pb
@@ -145,3 +146,25 @@ def from_value(v: pb.Value) -> Reply:
         keys, values = v.pair_map.keys, v.pair_map.values
         return PairMap([k, from_value(x)] for k, x in zip(keys, values, strict=True))
     raise ValueError(f"unknown Value kind {kind!r}")
+
+
+# ---------------------------------------------------------------- epoch histories
+
+
+class EpochStart(Protocol):
+    """One step of an epoch history: the epoch and the offset where its primary began."""
+
+    @property
+    def epoch(self) -> int: ...
+
+    @property
+    def start(self) -> int: ...
+
+
+def epoch_entries(history: Iterable[EpochStart]) -> list[pb.EpochEntry]:
+    return [pb.EpochEntry(epoch=e.epoch, start=e.start) for e in history]
+
+
+def epoch_pairs(entries: Iterable[pb.EpochEntry]) -> list[tuple[int, int]]:
+    """A received history as (epoch, start) pairs, for epochs.history_of to validate."""
+    return [(e.epoch, e.start) for e in entries]

@@ -26,6 +26,7 @@ import asyncio
 from collections.abc import Callable
 from typing import cast
 
+from xstream import protocol
 from xstream.engine.reply import PairMap, Reply
 from xstream.v1 import xstream_pb2 as pb
 
@@ -69,7 +70,7 @@ def is_long(reply: Reply) -> bool:
 
 
 def _entries_run(chunk: list[Reply]) -> bytes:
-    v = wire.to_value(chunk)
+    v = protocol.to_value(chunk)
     assert v.HasField("entries"), "a long read's reply is entries"
     return bytes(v.entries.SerializeToString())
 

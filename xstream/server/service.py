@@ -26,6 +26,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from xstream import protocol
 from xstream.engine import StreamError
 from xstream.engine.reply import Reply
 from xstream.node import slices
@@ -72,20 +73,17 @@ def _epoch_meta(node: Node) -> tuple[str, str]:
     return (EPOCH_KEY, str(node.epoch))
 
 
-_ACKS = {pb.ACKS_LEADER: Acks.LEADER, pb.ACKS_QUORUM: Acks.QUORUM, pb.ACKS_ALL: Acks.ALL}
-
-
 def _concern(msg: Any) -> WriteConcern | None:
     """The request's write concern in plain terms (None: the default, acks=leader)."""
     if not msg.HasField("concern"):
         return None
     c = msg.concern
-    return WriteConcern(_ACKS.get(c.acks, Acks.QUORUM), c.timeout_ms)  # unknown: the safer
+    return WriteConcern(Acks(protocol.acks_name(c.acks)), c.timeout_ms)  # unknown: quorum
 
 
 async def abort(node: Node, context: Context, e: StreamError) -> None:
     METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
-    meta = [wire.ERROR_MARK, (OFFSET_KEY, str(node.offset)), _epoch_meta(node)]
+    meta = [protocol.ERROR_MARK, (OFFSET_KEY, str(node.offset)), _epoch_meta(node)]
     primary = getattr(node, "primary_address", "")
     if primary:
         meta.append((PRIMARY_KEY, primary))
@@ -124,7 +122,7 @@ class StreamsService(pb_grpc.StreamsServicer):
             if may_be_long and chunked.is_long(reply):
                 out: pb.Reply | bytes = await chunked.reply(reply, offset)
             else:
-                out = pb.Reply(value=wire.to_value(reply), offset=offset)
+                out = pb.Reply(value=protocol.to_value(reply), offset=offset)
             del reply  # freed before collections resume (slices.gc_paused)
         return out
 
@@ -148,7 +146,7 @@ class StreamsService(pb_grpc.StreamsServicer):
         replies = [
             pb.Reply(error=wire.error_text(r.line))
             if isinstance(r, StreamError)
-            else pb.Reply(value=wire.to_value(r))
+            else pb.Reply(value=protocol.to_value(r))
             for r in results
         ]
         return pb.PipelineReply(replies=replies, offset=offset)
@@ -238,7 +236,7 @@ class StreamsService(pb_grpc.StreamsServicer):
 
     async def _reply(self, argv: Argv, context: Any, concern: Any = None) -> pb.Reply:
         reply, offset = await self._run(argv, context, concern)
-        return pb.Reply(value=wire.to_value(reply), offset=offset)
+        return pb.Reply(value=protocol.to_value(reply), offset=offset)
 
     async def XGroup(self, request: pb.XGroupRequest, context: Any) -> pb.Reply:  # noqa: N802
         return await self._reply(wire.xgroup_argv(request), context, _concern(request))
@@ -272,7 +270,7 @@ def info_reply(info: dict[str, Any]) -> pb.InfoReply:
     out = pb.InfoReply()
     for k, v in info.items():
         if k == "history":
-            out.history.extend(wire.epoch_entries(v))
+            out.history.extend(protocol.epoch_entries(v))
         elif k == "replicas":
             for r in v:
                 out.replicas.add(

@@ -8,25 +8,19 @@ xstream.protocol; `ERROR_MARK` and `to_value` are named here too, for the servic
 * `entries` / `streams`: the entry-list replies of XRANGE and XREAD as typed messages;
 * `status_code`: a Redis error line -> a gRPC status code (the details carry the line,
   `error_text` makes it valid UTF-8);
-* `epoch_entries` / `history_from`: an epoch history <-> repeated EpochEntry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any, cast
 
 import grpc
 
-from xstream import protocol
 from xstream.engine.reply import Reply
-from xstream.node.epochs import History, history_of
 from xstream.v1 import xstream_pb2 as pb
 
 Argv = list[bytes]
 # The servicers' names for two shared parts; their one definition is in xstream.protocol.
-ERROR_MARK = protocol.ERROR_MARK
-to_value = protocol.to_value
 
 
 # ---------------------------------------------------------------- errors
@@ -221,15 +215,3 @@ def streams(reply: Reply) -> list[pb.StreamEntries]:
         return []
     pairs = cast("list[list[Any]]", reply)  # [key, entries]: mixed, so Any
     return [pb.StreamEntries(key=k, entries=entries(v)) for k, v in pairs]
-
-
-# ---------------------------------------------------------------- epoch histories
-
-
-def epoch_entries(history: History) -> list[pb.EpochEntry]:
-    return [pb.EpochEntry(epoch=e.epoch, start=e.start) for e in history]
-
-
-def history_from(entries: Iterable[pb.EpochEntry]) -> History:
-    """A received history (validated: ValueError if it is not one)."""
-    return history_of((e.epoch, e.start) for e in entries)
