@@ -1,6 +1,7 @@
-"""Sliced reads (xstream/server/slices.py) and chunked replies (chunked.py): the joined slices
-are the reply one engine call gives, a point in time even with writers running between two
-slices, bounded by max-reply-bytes; the chunked bytes parse as the message built whole."""
+"""Sliced reads (xstream/node/slices.py) and chunked replies (xstream/server/chunked.py): the
+joined slices are the reply one engine call gives, a point in time even with writers running
+between two slices, bounded by max-reply-bytes; the chunked bytes parse as the message built
+whole."""
 
 from __future__ import annotations
 
