@@ -240,8 +240,10 @@ class Replica(Node):
             raise StalePrimary(f"the primary's epoch {epoch} is below ours, {self.epochs.epoch}")
 
     def _adopt(self, epoch: int, history: epochs.History) -> None:
+        """Take the primary's epoch and history, persisted first (also when only the disk is
+        behind: an epoch adopted while the disk was full, Host.replicaof)."""
         state = self.epochs.adopted(epoch, history)
-        if state != self.epochs:
+        if state != self.epochs or replids.load_epochs(self.store.dir) != state:
             replids.save_epochs(self.store.dir, state)
             self.epochs = state
 

@@ -503,7 +503,7 @@ def _exec(container: docker.models.containers.Container, command: str | list[str
 # corrupt_log's program, run in a holder (the node image: xstream's records module is there).
 _FLIP = """
 import pathlib, sys
-from xstream.server import records
+from xstream.node import records
 segments = sorted(pathlib.Path(sys.argv[1]).glob("aof-*.xlog"), key=lambda p: p.stat().st_size)
 if not segments:
     sys.exit("no log segment")

@@ -206,16 +206,21 @@ class Host:
 
     async def replicaof(self, address: str, epoch: int = 0) -> Node:
         """Follow the primary at `address` (demoting this node if it is a primary). `epoch`, if
-        given, is that primary's: it is persisted as seen before anything else happens."""
+        given, is that primary's: it is adopted and persisted before anything else happens (on
+        a full disk it is adopted anyway, and the link persists the primary's history once it
+        syncs: a node that cannot write must still stop acting as a primary)."""
         if not address or address == self.address:
             raise ValueError(f"cannot replicate from {address!r}")
         async with self._lock:
             check_transition(self.state, HostState.REPLICA)
             node = self._node
-            if epoch > node.epochs.epoch:  # persisted first: a retry after an OSError saves
-                seen = node.epochs.seen(epoch)
-                replids.save_epochs(node.store.dir, seen)
-                node.epochs = seen
+            if epoch > node.epochs.epoch:
+                node.epochs = node.epochs.seen(epoch)  # at once: a deposed primary must stop
+                try:
+                    replids.save_epochs(node.store.dir, node.epochs)
+                except OSError as e:  # a full disk: the link persists it once it syncs
+                    slog("epoch_not_persisted", level="warning", epoch=epoch,
+                         error=e.strerror or str(e))  # fmt: skip
             await self.stop()
             if isinstance(node, Replica):
                 node.primary_address = address
