@@ -32,11 +32,24 @@ class BlockSpec:
 
     `deadline_ms` is absolute (0 = wait forever); at the deadline the reply is NULL_ARRAY.
     `argv` is the command with `$` already resolved to concrete IDs, as Redis rewrites it.
+    `rerun_at_ms` (absolute, 0 = never) re-executes it without a signal: when a pending entry
+    becomes idle enough for XREADGROUP CLAIM (Redis's stream_claim_pending_keys).
+    `on_nokey` (Redis's unblock_on_nokey, set by XREADGROUP) wakes the read when a key is
+    deleted or stops being a stream; without it such a signal leaves the read waiting
+    (`wakes_on`).
     """
 
     keys: list[bytes]
     deadline_ms: int
     argv: Argv
+    rerun_at_ms: int = 0
+    on_nokey: bool = False
+
+    def wakes_on(self, is_stream: bool) -> bool:
+        """Whether a signal of one of `keys`, now holding a stream or not, re-executes the
+        read (handleClientsBlockedOnKey: the key's type is the one waited on, or the reader
+        asked to hear of the key's deletion)."""
+        return is_stream or self.on_nokey
 
 
 @dataclass(slots=True)

@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import api, commands, digest
-from .context import Argv, Ctx, EngineConfig, Result
+from .context import Argv, BlockSpec, Ctx, EngineConfig, Result
 from .keyspace import Keyspace
+from .stream import Stream
 
 
 class Engine:
@@ -37,6 +38,10 @@ class Engine:
     def apply(self, effect: Argv) -> Result:
         """Replay one effect shipped by another engine."""
         return self.execute(effect, 0, replicated=True)
+
+    def wakes(self, spec: BlockSpec, key: bytes) -> bool:
+        """Whether a signal of `key` re-executes the read blocked on `spec` (see BlockSpec)."""
+        return spec.wakes_on(isinstance(self.keyspace.get(key), Stream))
 
     def is_write(self, argv: Argv) -> bool:
         return commands.lookup(argv).write

@@ -23,14 +23,23 @@ from .ids import StreamID
 from .stream import Stream
 
 _LEN = struct.Struct(">I")
+_MOD = 1 << 128
 
 
 def auto_iid(fields: list[bytes], values: list[bytes]) -> bytes:
-    """IDMPAUTO's idempotent ID: a 16-byte hash of the entry's field/value pairs."""
-    h = hashlib.blake2b(digest_size=16)
+    """IDMPAUTO's idempotent ID: a 16-byte hash of the entry's field/value pairs.
+
+    Independent of the pairs' order, as Redis's is (the same fields given in another order
+    are a duplicate): each pair is hashed on its own and the hashes are added modulo 2**128.
+    A sum, not a xor, so that a pair given twice does not cancel itself out. The exact hash
+    never leaves this node: the effect ships the computed IID (`IDMP pid iid`), so replicas
+    and log replay never recompute it.
+    """
+    total = 0
     for f, v in zip(fields, values, strict=True):
-        h.update(_LEN.pack(len(f)) + f + _LEN.pack(len(v)) + v)
-    return h.digest()
+        h = hashlib.blake2b(_LEN.pack(len(f)) + f + _LEN.pack(len(v)) + v, digest_size=16)
+        total += int.from_bytes(h.digest(), "big")
+    return (total % _MOD).to_bytes(16, "big")
 
 
 def lookup(s: Stream, pid: bytes, iid: bytes) -> StreamID | None:

@@ -51,8 +51,12 @@ def parse_policy_ids(argv: list[bytes], start: int) -> tuple[Policy, list[Stream
 
 
 def _delete_one(s: Stream, entry_id: StreamID, policy: Policy) -> int:
-    """Delete under a policy: 1 deleted, -1 no such entry, 2 kept (still referenced)."""
-    if policy == "ACKED" and is_referenced(s, entry_id) and s.get(entry_id) is not None:
+    """Delete under a policy: 1 deleted, -1 no such entry, 2 kept (still referenced).
+
+    ACKED asks about references before looking for the entry, as Redis does, so an ID some
+    group still needs answers 2 even when it is not (or no longer) an entry of the stream.
+    """
+    if policy == "ACKED" and is_referenced(s, entry_id):
         return 2
     deleted = delete_entries(s, [entry_id])[0]
     if policy == "DELREF":

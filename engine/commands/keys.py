@@ -126,8 +126,12 @@ def _parse_cursor(arg: bytes) -> int:
 def set_(ctx: Ctx) -> Reply:
     if len(ctx.argv) != 3:
         raise syntax_error()
-    ctx.keyspace.set(ctx.argv[1], ctx.argv[2])
+    key = ctx.argv[1]
+    overwrites_stream = isinstance(ctx.keyspace.get(key), Stream)
+    ctx.keyspace.set(key, ctx.argv[2])
     ctx.propagate(list(ctx.argv))
+    if overwrites_stream:  # Redis signals an overwritten key as deleted: XREADGROUP wakes
+        ctx.signal(key)
     return OK
 
 

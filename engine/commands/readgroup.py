@@ -61,8 +61,32 @@ def xreadgroup(ctx: Ctx) -> Reply:
     if out:
         return out
     if o.deadline is not None:
-        ctx.block = BlockSpec(list(keys), o.deadline, list(argv))
+        rerun_at = 0 if o.claim_min_idle is None else _claimable_at(ctx, o, targets)
+        ctx.block = BlockSpec(list(keys), o.deadline, list(argv), rerun_at, on_nokey=True)
     return NULL_ARRAY
+
+
+POLL_MS = 100  # Redis checks claim timeouts from its event loop, idle at hz 10: every 100 ms
+
+
+def _claimable_at(
+    ctx: Ctx, o: ReadOptions, targets: list[tuple[bytes, Stream, ConsumerGroup, StreamID | None]]
+) -> int:
+    """When a blocked CLAIM read must look again: its oldest pending entry (over every key,
+    entries gone from the stream skipped) plus min-idle; with no pending entry, min-idle from
+    now, as Redis re-checks (never sooner than POLL_MS, so an idle wait does not spin)."""
+    assert o.claim_min_idle is not None
+    times = [t for _, s, g, _ in targets if (t := _oldest_delivery(s, g)) is not None]
+    if not times:
+        return ctx.now_ms + max(o.claim_min_idle, POLL_MS)
+    return min(times) + o.claim_min_idle
+
+
+def _oldest_delivery(s: Stream, g: ConsumerGroup) -> int | None:
+    for time, entry_id in g.pel_by_time:
+        if s.get(entry_id) is not None:
+            return time
+    return None
 
 
 def _serve(

@@ -94,7 +94,8 @@ class Node(ABC):
         self.name = name
         self.health: Any = None  # the health servicer, once serving
         self.epochs = EpochState()  # this node's epoch, the epoch it led, its epoch history
-        self._waiters: dict[bytes, set[asyncio.Future[None]]] = {}
+        # blocked reads per key, in the order they blocked (Redis serves them in that order)
+        self._waiters: dict[bytes, dict[asyncio.Future[bytes], None]] = {}
 
     @property
     def epoch(self) -> int:
@@ -211,27 +212,19 @@ class Node(ABC):
     # ------------------------------------------------------------ blocking reads
 
     async def block(self, spec: BlockSpec, rerun: Rerun) -> Result:
-        """Wait on spec's keys and re-run its argv until it answers or the deadline passes."""
+        """Wait on spec's keys and re-run its argv until it answers or the deadline passes.
+
+        A signal re-runs it unless the engine says that signal does not concern it (an XREAD
+        whose key was deleted or retyped keeps waiting, as in Redis); a spec's `rerun_at_ms`
+        (a pending entry becoming claimable) re-runs it without any signal.
+        """
         deadline = spec.deadline_ms
         while True:
-            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            for key in spec.keys:
-                self._waiters.setdefault(key, set()).add(fut)
-            try:
-                timeout = None if deadline == 0 else (deadline - now_ms()) / 1000
-                if timeout is not None and timeout <= 0:
-                    return Result(NULL_ARRAY)
-                try:
-                    await asyncio.wait_for(fut, timeout)
-                except TimeoutError:
-                    return Result(NULL_ARRAY)
-            finally:
-                for key in spec.keys:
-                    waiting = self._waiters.get(key)
-                    if waiting is not None:
-                        waiting.discard(fut)
-                        if not waiting:
-                            del self._waiters[key]
+            woke = await self._park(spec, deadline)
+            if woke is None:
+                return Result(NULL_ARRAY)
+            if woke and not self.engine.wakes(spec, woke):
+                continue
             result = rerun(spec.argv)
             if not isinstance(result, Result):
                 result = await result
@@ -239,11 +232,34 @@ class Node(ABC):
                 return result
             spec = result.block
 
+    async def _park(self, spec: BlockSpec, deadline: int) -> bytes | None:
+        """Wait for a signal of one of spec's keys (returns that key), its `rerun_at_ms` (b""),
+        or the deadline (None)."""
+        fut: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        for key in spec.keys:
+            self._waiters.setdefault(key, {})[fut] = None
+        try:
+            now = now_ms()
+            if deadline and deadline <= now:
+                return None
+            wake_at = min((t for t in (deadline, spec.rerun_at_ms) if t), default=0)
+            try:
+                return await asyncio.wait_for(fut, (wake_at - now) / 1000 if wake_at else None)
+            except TimeoutError:
+                return None if deadline and now_ms() >= deadline else b""
+        finally:
+            for key in spec.keys:
+                waiting = self._waiters.get(key)
+                if waiting is not None:
+                    waiting.pop(fut, None)
+                    if not waiting:
+                        del self._waiters[key]
+
     def wake(self, keys: list[bytes]) -> None:
         for key in keys:
             for fut in self._waiters.pop(key, ()):
                 if not fut.done():
-                    fut.set_result(None)
+                    fut.set_result(key)
 
     def wake_all(self) -> None:
         self.wake(list(self._waiters))
