@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Iterator
-from typing import Protocol
+from typing import Protocol, cast
 
 from xstream.engine.errors import StreamError
 from xstream.node import slices
@@ -108,7 +108,7 @@ class RespConnection(asyncio.Protocol):
     # ------------------------------------------------------------ transport callbacks
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
+        transport = cast(asyncio.Transport, transport)  # uvloop's are not asyncio's subclasses
         self.transport = transport
         transport.set_write_buffer_limits(high=WRITE_HIGH, low=WRITE_LOW)
         server = self.server
