@@ -170,3 +170,20 @@ def test_redis_cli(cluster: Cluster) -> None:
         capture_output=True, text=True, timeout=10, check=True,
     )  # fmt: skip
     assert out.stdout.split() == [new_id, "f", "v"]
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_long_replies_encoded_in_pieces(cluster: Cluster, protocol: int) -> None:
+    _, port = _with_resp(cluster, "primary")
+    r = redis.Redis(port=port, protocol=protocol)
+    pipe = r.pipeline(transaction=False)
+    for i in range(5000):
+        pipe.xadd("long", {"n": str(i)}, id=f"{i + 1}-1")
+    pipe.execute()
+    entries = r.xrange("long")
+    assert [e[0] for e in entries] == [f"{i + 1}-1".encode() for i in range(5000)]
+    assert entries[-1][1] == {b"n": b"4999"}
+    read = r.xread({"long": "0", "none": "0"})
+    got = read[b"long"][0] if protocol == 3 else read[0][1]
+    assert got == entries
+    r.close()
