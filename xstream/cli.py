@@ -106,6 +106,20 @@ def _node_args(p: argparse.ArgumentParser, port: int) -> None:
         help="refuse a command with an argument longer than this (Redis's proto-max-bulk-len; "
         "default 512 MiB)",
     )
+    p.add_argument(
+        "--resp-port",
+        type=int,
+        default=None,
+        help="serve Redis's protocol (RESP2/RESP3) on this port too (0 = any; default: none)",
+    )
+    p.add_argument("--resp-host", default="", help="address of the RESP port (default --host)")
+    p.add_argument(
+        "--client-query-buffer-limit",
+        type=_positive,
+        default=1 << 30,
+        help="close a RESP connection with more unparsed input than this (Redis's "
+        "client-query-buffer-limit; default 1 GiB)",
+    )
     p.add_argument("--metrics-port", type=int, default=0, help="Prometheus /metrics (0 = off)")
     p.add_argument("--node-max-bytes", type=int, default=4096, help="stream-node-max-bytes")
     p.add_argument("--node-max-entries", type=int, default=100, help="stream-node-max-entries")

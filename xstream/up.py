@@ -1,5 +1,6 @@
 """`xstream up`: a local cluster as child processes, no Docker: a primary on 7700 and
-replicas on 7701 and 7702, data under ./data, metrics on 9700-9702. Ctrl-C (or SIGTERM)
+replicas on 7701 and 7702 (gRPC; Redis's protocol on 6379-6381), data under ./data, metrics
+on 9700-9702. Ctrl-C (or SIGTERM)
 stops all three gracefully; if one exits, the others are stopped too.
 
 The terminal gets a short human summary (nodes, roles, addresses, data and log files, how to
@@ -34,6 +35,12 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--data-dir", type=Path, default=Path("data"), help="default ./data")
     p.add_argument("--port", type=int, default=7700, help="primary port; replicas use the next two")
+    p.add_argument(
+        "--resp-port",
+        type=int,
+        default=6379,
+        help="primary's RESP (Redis protocol) port; replicas use the next two (default 6379)",
+    )
     p.add_argument("--fsync", choices=["always", "everysec", "no"], default="everysec")
     p.add_argument(
         "--metrics-port",
@@ -65,10 +72,11 @@ def _spawn(
 ) -> subprocess.Popen[bytes]:
     d = args.data_dir / _name(role, port)
     metrics = args.metrics_port + (port - args.port) if args.metrics_port else 0
+    resp = args.resp_port + (port - args.port)
     cmd = [
         sys.executable, "-m", "xstream.cli", role,
         "--port", str(port), "--data-dir", str(d), "--fsync", args.fsync,
-        "--metrics-port", str(metrics), *extra,
+        "--metrics-port", str(metrics), "--resp-port", str(resp), *extra,
     ]  # fmt: skip
     if args.log_format == "json":
         return subprocess.Popen(cmd)
@@ -79,12 +87,13 @@ def _spawn(
 
 
 def _summary(args: argparse.Namespace, ports: list[int]) -> str:
-    rows = [("node", "role", "address", "metrics", "data", "log")]
+    rows = [("node", "role", "address", "redis", "metrics", "data", "log")]
     for port in ports:
         role = "primary" if port == args.port else "replica"
         metrics = args.metrics_port + (port - args.port) if args.metrics_port else 0
         rows.append((
             _name(role, port), role, f"127.0.0.1:{port}",
+            f"127.0.0.1:{args.resp_port + port - args.port}",
             f"http://127.0.0.1:{metrics}/metrics" if metrics else "-",
             str(args.data_dir / _name(role, port)),
             str(_log_path(args, role, port)) if args.log_format == "human" else "(here)",
@@ -97,6 +106,7 @@ def _summary(args: argparse.Namespace, ports: list[int]) -> str:
         "xstream up: 3 nodes running; Ctrl-C stops them all",
         *table,
         f"try:  xstream cli --node {primary} XADD events '*' user_id 1 action click",
+        f"      redis-cli -p {args.resp_port} XADD events '*' user_id 1 action click",
         f"      xstream info --node 127.0.0.1:{ports[1]}",
     ])  # fmt: skip
 

@@ -42,10 +42,10 @@ class Up:
     """`scripts/run.sh` as the README runs it, on free ports and a data directory of ours."""
 
     def __init__(self, tmp: Path) -> None:
-        self.base, self.metrics = free_ports(3), free_ports(3)
+        self.base, self.metrics, self.resp = free_ports(3), free_ports(3), free_ports(3)
         self.log = tmp / "run.log"
         extra = ["--data-dir", str(tmp / "data"), "--port", str(self.base),
-                 "--metrics-port", str(self.metrics)]  # fmt: skip
+                 "--metrics-port", str(self.metrics), "--resp-port", str(self.resp)]  # fmt: skip
         with self.log.open("wb") as f:
             self.proc = subprocess.Popen(
                 [RUN, *extra], cwd=ROOT, stdout=f, stderr=subprocess.STDOUT,

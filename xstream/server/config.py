@@ -30,6 +30,10 @@ class NodeConfig:
     log_level: str = "info"
     max_reply_bytes: int = 128 << 20  # a read's reply payload (slices.py)
     proto_max_bulk_len: int = 512 << 20  # one argument (Redis's proto-max-bulk-len)
+    # The RESP server (server/resp): None = none; 0 = any free port. Host "" = `host`.
+    resp_port: int | None = None
+    resp_host: str = ""
+    client_query_buffer_limit: int = 1 << 30  # unparsed input per RESP connection (Redis's)
     # Automatic failover (xstream node): etcd client URLs; empty = manual mode.
     etcd: tuple[str, ...] = ()
     etcd_prefix: str = "/xstream"

@@ -11,6 +11,9 @@ which file and offset, and what to do); a replica or an elected node keeps the g
 sets the rest aside and takes what it lacks from a primary. `watch_disk` reads the free
 space each second and, while the log is faulted, probes the disk and resumes it.
 
+With `--resp-port`, the node also speaks Redis's protocol (resp/server.py) on the same event
+loop, over the same host: every command goes through the same `host.node.execute`.
+
 Every node serves Streams, Admin and Replication: the node's role can change in place
 (host.Host: promote, replicaof), and Replication answers UNAVAILABLE while it is a replica.
 """
@@ -37,6 +40,7 @@ from xstream.v1 import xstream_pb2_grpc as pb_grpc
 from .config import NodeConfig
 from .coordinated import Coordinated
 from .host import Host, primary_from, replica_from
+from .resp import server as resp_server
 from .service import create_server
 
 __all__ = ["NodeConfig", "Running", "serve", "start_node", "start_primary", "start_replica"]
@@ -50,6 +54,7 @@ class Running:
     store: Store
     tasks: list[asyncio.Task[Any]] = field(default_factory=list)
     coordinated: Coordinated | None = None
+    resp: resp_server.RespServer | None = None  # the RESP port's server, if one
 
     @property
     def node(self) -> Node:
@@ -58,6 +63,8 @@ class Running:
     async def stop(self, grace: float = 1.0) -> None:
         if self.coordinated is not None:  # first: a successor is elected while we wind down
             await asyncio.get_running_loop().run_in_executor(None, self.coordinated.stop)
+        if self.resp is not None:
+            await self.resp.stop()
         await self.server.stop(grace)
         await self.host.stop()
         for t in self.tasks:
@@ -88,6 +95,12 @@ async def _serve_host(cfg: NodeConfig, host: Host, store: Store) -> Running:
     host.address = cfg.advertise or f"{cfg.host}:{port}"
     await server.start()
     running = Running(host, server, port, store)
+    if cfg.resp_port is not None:
+        resp_host = cfg.resp_host or cfg.host
+        running.resp = await resp_server.start(
+            host, resp_host, cfg.resp_port, cfg.client_query_buffer_limit
+        )
+        slog("resp_ready", host=resp_host, port=running.resp.port)
     running.tasks.append(asyncio.create_task(store.run_everysec()))
     running.tasks.append(asyncio.create_task(watch_disk(host, store)))
     return running

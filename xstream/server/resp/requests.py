@@ -1,0 +1,95 @@
+"""Request parsing for the RESP server: codec.RespParser, sped up by hiredis when installed.
+
+codec.RespParser reads requests exactly as Redis's networking.c does (multibulk and inline,
+Redis's protocol error texts and limits), at ~13 us per 9-argument XADD. hiredis's Reader
+is a C *reply* parser (~0.3 us): a well-formed multibulk request is also a valid RESP array of
+bulk strings, so it can frame those, but it knows neither inline requests nor Redis's
+request rules (it accepts `:1` or `+x` elements, waits forever on a bulk longer than
+proto-max-bulk-len, has its own error texts). So it is trusted only where it cannot differ:
+
+    hiredis returns an argv  ->  kept if the bytes at the cursor are exactly that argv's
+                                 canonical multibulk (`*n` then `$len` bulks, nothing else)
+    anything else            ->  the pure parser reads from the same cursor: inline
+    (an error, a non-bulk        requests, odd encodings, protocol errors (Redis's texts),
+     element, a partial one)     commands split across reads, limits
+
+Both keep the input (ours, and hiredis's copy while it is in use); after the pure parser
+has read a whole command, hiredis is given the rest (at most FAST_RESUME bytes, so going back
+and forth costs little) if the next command is a multibulk one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .codec import RespParser
+
+hiredis: Any
+try:
+    import hiredis
+except ImportError:  # the pure parser alone
+    hiredis = None
+
+FAST_RESUME = 64 << 10  # hiredis takes over again only with this little input left
+
+
+def new_parser(max_bulk_len: int) -> RespParser:
+    """A request parser bounded by proto-max-bulk-len (hiredis's fast path if installed)."""
+    if hiredis is None:
+        return RespParser(max_bulk_len)
+    return FastRespParser(max_bulk_len)
+
+
+def _canonical(argv: Any) -> bytes | None:
+    """argv's canonical multibulk encoding; None unless argv is a list of bytes (`%s` takes
+    only bytes-like values: an int, a list or None raises TypeError)."""
+    if type(argv) is not list:
+        return None
+    try:
+        return b"*%d\r\n" % len(argv) + b"".join([b"$%d\r\n%s\r\n" % (len(a), a) for a in argv])
+    except TypeError:
+        return None
+
+
+class FastRespParser(RespParser):
+    """RespParser's results, hiredis's speed for canonical multibulk requests."""
+
+    def __init__(self, max_bulk_len: int) -> None:
+        super().__init__(max_bulk_len)
+        self._reader: Any = hiredis.Reader()  # the fast path; None while the pure one reads
+
+    def feed(self, data: bytes) -> None:
+        super().feed(data)
+        if self._reader is not None:
+            self._reader.feed(data)
+
+    def next_command(self) -> list[bytes] | None:
+        while self._reader is not None and self._failed is None:
+            try:
+                argv = self._reader.gets()
+            except hiredis.ProtocolError:
+                break
+            if argv is False:
+                if self._pos == len(self._buf):
+                    return None
+                break  # a partial command: the pure parser bounds and reads it
+            framed = _canonical(argv)
+            if framed is None or not self._buf.startswith(framed, self._pos):
+                break
+            self._pos += len(framed)
+            if argv:
+                return argv  # type: ignore[no-any-return]
+        self._reader = None
+        argv = super().next_command()
+        if argv is not None:
+            self._resume()
+        return argv
+
+    def _resume(self) -> None:
+        """Back to hiredis, between two commands, if the next one is a multibulk one."""
+        left = len(self._buf) - self._pos
+        if left > FAST_RESUME or (left and self._buf[self._pos] != ord("*")):
+            return
+        self._reader = hiredis.Reader()
+        if left:
+            self._reader.feed(bytes(self._buf[self._pos :]))

@@ -1,0 +1,301 @@
+"""The RESP edge: Redis's wire protocol on a TCP port, one asyncio Protocol per connection.
+
+    bytes -> RequestParser -> argv -> EDGE_COMMANDS (the connection's own: HELLO, CLIENT, ...)
+                                   -> served.node.execute(argv)   (everything else)
+          <- codec.encode(reply, session.proto) / encode_error(StreamError) <-
+
+Every data command goes through the node of the moment (`served.node`: the host changes role
+in place), the same single dispatch and write path as the gRPC edge: logging, acks, lease
+fencing and epochs are the node's. No protobuf here.
+
+Per connection, one task runs the commands in order (Redis's pipelining): it parses the next
+command only when the previous one has answered, so a blocked XREAD holds back the commands
+that follow it on that connection and no other. Replies of a pipeline are gathered and
+written together: when the input runs dry, past 64 KiB, and before a command that may block
+(so the replies before it are not held back while it waits).
+
+Limits, as Redis's:
+* proto-max-bulk-len (node.limits) and the inline/length-line limits: the parser raises a
+  ProtocolError with Redis's text; the connection gets it as an error reply, then is closed;
+* client-query-buffer-limit: a connection with more unparsed input than this is closed;
+* output: Redis's client-output-buffer-limit for normal clients is unlimited; here a client
+  that does not read its replies stops being read from (and its commands stop running) while
+  the transport's write buffer is above WRITE_HIGH, until it drains below WRITE_LOW.
+
+A client that disconnects while a command of it is blocked (XREAD BLOCK, XREADGROUP BLOCK,
+WAIT) has that command cancelled: the node's wait ends and its waiter is removed. Other
+commands finish, their replies dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterator
+from typing import Protocol, cast
+
+from xstream.engine.errors import StreamError
+from xstream.node import slices
+from xstream.node.base import Node
+from xstream.node.logs import slog
+from xstream.node.metrics import METRICS
+
+from . import longreply
+from .codec import ProtocolError, encode, encode_error
+from .commandinfo import EDGE_COMMANDS
+from .conncommands import Conn, EdgeReply, Verbatim
+from .requests import new_parser
+from .session import Clients, Session
+
+QUERY_BUFFER_LIMIT = 1 << 30  # client-query-buffer-limit: Redis's default, 1 GiB
+WRITE_HIGH = 4 << 20  # stop reading a client whose unsent replies pass this
+WRITE_LOW = 1 << 20  # and read it again once they are below this
+FLUSH_AT = 64 << 10  # gathered replies are written once they reach this
+MAY_BLOCK = frozenset({b"XREAD", b"XREADGROUP", b"WAIT"})  # may wait for others' writes
+
+
+class Served(Protocol):
+    """What the edge serves: the node of the moment (host.Host)."""
+
+    @property
+    def node(self) -> Node: ...
+
+
+class RespServer:
+    """One listening socket and its connections."""
+
+    def __init__(self, served: Served, query_buffer_limit: int = QUERY_BUFFER_LIMIT) -> None:
+        self.served = served
+        self.query_buffer_limit = query_buffer_limit  # client-query-buffer-limit
+        self.clients = Clients()  # sessions, for CLIENT LIST / KILL
+        self.connections: dict[int, RespConnection] = {}  # by session ID
+        self._server: asyncio.Server | None = None  # listening, once started
+        self.port = 0  # bound port, once started
+
+    async def start(self, host: str, port: int) -> int:
+        """Listen on host:port (0: any free port); the bound port."""
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(lambda: RespConnection(self), host, port)
+        self.port = int(self._server.sockets[0].getsockname()[1])
+        return self.port
+
+    async def stop(self) -> None:
+        """Stop listening and close every connection (blocked commands are cancelled)."""
+        if self._server is not None:
+            self._server.close()
+        for conn in list(self.connections.values()):
+            conn.abort()
+        if self._server is not None:
+            await self._server.wait_closed()
+
+    def buffers(self, session: Session) -> tuple[int, int]:
+        conn = self.connections.get(session.id)
+        return conn.buffers() if conn is not None else (0, 0)
+
+
+class RespConnection(asyncio.Protocol):
+    def __init__(self, server: RespServer) -> None:
+        self.server = server
+        self.parser = new_parser(server.served.node.limits.proto_max_bulk_len)
+        self.transport: asyncio.Transport | None = None  # once connected
+        self.session: Session | None = None  # once connected
+        self.conn: Conn | None = None  # what edge commands see; once connected
+        self._task: asyncio.Task[None] | None = None  # runs this connection's commands
+        self._input: asyncio.Future[None] | None = None  # the task waits for bytes on it
+        self._drained: asyncio.Future[None] | None = None  # set while writing is paused
+        self._lost = False  # the connection is gone
+
+    # ------------------------------------------------------------ transport callbacks
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        transport = cast(asyncio.Transport, transport)  # uvloop's are not asyncio's subclasses
+        self.transport = transport
+        transport.set_write_buffer_limits(high=WRITE_HIGH, low=WRITE_LOW)
+        server = self.server
+        session = server.clients.add(
+            _address(transport.get_extra_info("peername")),
+            _address(transport.get_extra_info("sockname")),
+            transport.close,
+        )
+        self.session = session
+        server.connections[session.id] = self
+        self.conn = Conn(session, server.clients, lambda: server.served.node.role, server.buffers)
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    def data_received(self, data: bytes) -> None:
+        self.parser.feed(data)
+        if self.parser.buffered > self.server.query_buffer_limit:
+            assert self.session is not None and self.transport is not None
+            slog("resp_query_buffer_limit", level="warning", client=self.session.addr,
+                 limit=self.server.query_buffer_limit)  # fmt: skip
+            self.transport.close()
+            return
+        _resolve(self._input)
+
+    def eof_received(self) -> bool | None:
+        return False  # close our side too: Redis serves no half-closed connection
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lost = True
+        session = self.session
+        if session is not None:
+            self.server.clients.remove(session)
+            self.server.connections.pop(session.id, None)
+            if session.blocked and self._task is not None:
+                self._task.cancel()  # the node's wait ends; its waiter is removed
+        _resolve(self._input)
+        _resolve(self._drained)
+
+    def pause_writing(self) -> None:
+        assert self.transport is not None
+        self.transport.pause_reading()
+        if self._drained is None or self._drained.done():
+            self._drained = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        assert self.transport is not None
+        self.transport.resume_reading()
+        _resolve(self._drained)
+
+    def abort(self) -> None:
+        if self.transport is not None:
+            self.transport.abort()
+
+    def buffers(self) -> tuple[int, int]:
+        """(unparsed input, unsent output) bytes: CLIENT LIST's qbuf and omem."""
+        sent = self.transport.get_write_buffer_size() if self.transport is not None else 0
+        return self.parser.buffered, sent
+
+    # ------------------------------------------------------------ the command loop
+
+    async def _run(self) -> None:
+        out: list[bytes] = []  # replies not written yet
+        try:
+            await self._serve(out)
+        except asyncio.CancelledError:
+            pass
+        except Exception as e:  # a bug: say so in the log, and drop this connection only
+            slog("resp_connection_failed", level="error", error=repr(e))
+            self.abort()
+
+    async def _serve(self, out: list[bytes]) -> None:
+        session, transport = self.session, self.transport
+        assert session is not None and transport is not None
+        while not self._lost:
+            try:
+                argv = self.parser.next_command()
+            except ProtocolError as e:
+                out.append(encode_error(e.error))
+                slog("resp_protocol_error", level="warning", client=session.addr, error=e.message)
+                self._write(out)
+                transport.close()
+                return
+            if argv is None:
+                self._write(out)
+                await self._wait_input()
+                continue
+            if self._drained is not None and not self._drained.done():
+                self._write(out)
+                await self._drained
+            name = argv[0].upper()
+            if name in MAY_BLOCK:
+                self._write(out)
+            out += await self._execute(name, argv, session)
+            if session.closing:
+                self._write(out)
+                transport.close()
+                return
+            if sum(map(len, out)) >= FLUSH_AT:
+                self._write(out)
+
+    async def _wait_input(self) -> None:
+        self._input = asyncio.get_running_loop().create_future()
+        try:
+            await self._input
+        finally:
+            self._input = None
+
+    def _write(self, out: list[bytes]) -> None:
+        if out:
+            assert self.transport is not None
+            if not self._lost:
+                self.transport.writelines(out)
+            out.clear()
+
+    async def _execute(self, name: bytes, argv: list[bytes], session: Session) -> list[bytes]:
+        """The reply to one command, encoded (in pieces when it is long)."""
+        session.last_active = asyncio.get_running_loop().time()
+        session.last_cmd = _fullname(argv)
+        try:
+            edge = EDGE_COMMANDS.get(name)
+            if edge is not None:
+                assert self.conn is not None
+                return [_encode(edge(self.conn, argv), session.proto)]
+            node = self.server.served.node
+            with _long_read(node, argv) as may_be_long:
+                session.blocked = name in MAY_BLOCK
+                try:
+                    reply, _ = await node.execute(argv)
+                finally:
+                    session.blocked = False
+                if name == b"INFO" and isinstance(reply, bytes):
+                    return [_encode(self._info(reply), session.proto)]
+                if may_be_long and longreply.is_long(reply):
+                    return await longreply.encode_long(reply, session.proto)
+                return [encode(reply, session.proto)]
+        except StreamError as e:
+            METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
+            return [encode_error(e)]
+
+    def _info(self, text: bytes) -> Verbatim:
+        """The node's INFO text, with this edge's client count in its Clients section."""
+        count = b"connected_clients:%d\r\n" % len(self.server.clients)
+        return Verbatim(text.replace(b"# Clients\r\n", b"# Clients\r\n" + count, 1))
+
+
+def _encode(reply: EdgeReply, proto: int) -> bytes:
+    if isinstance(reply, Verbatim):
+        if proto == 3:
+            return b"=%d\r\ntxt:%s\r\n" % (len(reply.text) + 4, reply.text)
+        return encode(reply.text, proto)
+    return encode(reply, proto)
+
+
+@contextlib.contextmanager
+def _long_read(node: Node, argv: list[bytes]) -> Iterator[bool]:
+    """Whether `argv` may be a long read (slices.py); if so, automatic garbage collections
+    wait until its reply is encoded (slices.gc_paused)."""
+    if slices.slices_for(argv, node.limits):
+        with slices.gc_paused():
+            yield True
+    else:
+        yield False
+
+
+def _fullname(argv: list[bytes]) -> str:
+    """Redis's `cmd->fullname` for CLIENT INFO's cmd=: `client|list` for subcommands."""
+    name = argv[0].decode("utf-8", "replace").lower()
+    if name in ("client", "command", "xinfo", "xgroup") and len(argv) > 1:
+        return f"{name}|{argv[1].decode('utf-8', 'replace').lower()}"
+    return name
+
+
+def _address(addr: object) -> str:
+    if isinstance(addr, tuple) and len(addr) >= 2:
+        return f"{addr[0]}:{addr[1]}"
+    return str(addr or "")
+
+
+def _resolve(fut: asyncio.Future[None] | None) -> None:
+    if fut is not None and not fut.done():
+        fut.set_result(None)
+
+
+async def start(served: Served, host: str, port: int, query_buffer_limit: int) -> RespServer:
+    """A RESP server over `served`, listening on host:port (0: any free port)."""
+    server = RespServer(served, query_buffer_limit)
+    await server.start(host, port)
+    return server
+
+
+__all__ = ["QUERY_BUFFER_LIMIT", "RespServer", "Served", "start"]
