@@ -128,6 +128,7 @@ def _save_idmp(w: Writer, s: Stream, now_ms: int) -> None:
 def load(r: Reader, kind: int, now_ms: int | None) -> tuple[Stream, bool]:
     """A stream of RDB type `kind`; (stream, whether expired IDMP records were left out)."""
     s = Stream()
+    s.foreign_nodes = True
     live = _load_nodes(r, s)
     s.length = r.length()
     s.last_id = _read_id(r)
