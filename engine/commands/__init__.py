@@ -20,6 +20,7 @@ from . import (
     claim,
     delete,
     delex,
+    dumprestore,
     idmpcmds,
     info,
     keys,
@@ -83,6 +84,8 @@ COMMANDS: dict[bytes, Command] = dict(
         _cmd("dbsize", keys.dbsize, 1, False),
         _cmd("set", keys.set_, -3, True),
         _cmd("get", keys.get, 2, False),
+        _cmd("dump", dumprestore.dump, 2, False),
+        _cmd("restore", dumprestore.restore, -4, True),
     ]
 )
 
