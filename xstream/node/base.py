@@ -233,6 +233,13 @@ class Node(ABC):
                 out.append(e)
         return out
 
+    def transaction_check(self, argvs: list[Argv]) -> bool:
+        """Whether `argvs` hold a write; if so, raise this node's refusal of writes."""
+        writes = any(map(_is_write_or_unknown, argvs))
+        if writes:
+            self.check_writes()
+        return writes
+
     async def transaction(
         self, argvs: list[Argv], watch: Watch | None, concern: WriteConcern | None = None
     ) -> list[Reply | StreamError] | None:
@@ -240,9 +247,7 @@ class Node(ABC):
         None (EXEC's null) if a key `watch` watched has changed. If any is a write, this node's
         refusal (`check_writes`) is raised before anything runs. Nothing blocks: a blocking
         read answers at once, WAIT with the replicas that have acked now."""
-        writes = any(map(_is_write_or_unknown, argvs))
-        if writes:
-            self.check_writes()
+        writes = self.transaction_check(argvs)
         if watch is not None and watch.dirty:
             return None
         now = now_ms()
