@@ -263,14 +263,18 @@ class Primary(Node):
             self.check_writes()
         except StreamError as e:
             return [e] * len(argvs)
-        batch = Batch()
+        batch, now = Batch(), now_ms()  # one now: a batch is one turn of the loop
+        limit = self.limits.proto_max_bulk_len
+        if all(max(map(len, argv)) <= limit for argv in argvs):
+            batch.run_writes(self.engine, argvs, now)
+            return await self.commit_batch(batch, concern)
         for argv in argvs:
             try:
                 self.limits.check_args(argv)
             except StreamError as e:
                 batch.fail(e)
                 continue
-            batch.run(self.engine, argv, now_ms())
+            batch.run(self.engine, argv, now)
         return await self.commit_batch(batch, concern)
 
     async def commit_batch(

@@ -196,3 +196,24 @@ def test_transaction_refused_before_anything_runs(tmp_path: Path) -> None:
         asyncio.run(p.transaction([a("XLEN s"), a("XADD s * f v")], None))
     assert asyncio.run(p.transaction([a("XLEN s")], None)) == [0]  # reads only: served
     assert p.offset == 0
+
+
+def test_a_run_of_plain_xadds_is_one_append() -> None:
+    from xstream.node.batch import Batch
+
+    argvs = [a("XADD s * f 1"), a("XADD s * f 2 g 3"), a("XADD s * f 4"), a("XADD t * f 5"),
+             a("SET k v"), a("XADD k * f 6"), a("XADD k * f 7"), a("XADD s * f")]  # fmt: skip
+    batch, alone = Batch(), Batch()
+    batched_engine, alone_engine = Engine(), Engine()
+    batch.run_writes(batched_engine, argvs, 7)
+    for argv in argvs:
+        alone.run(alone_engine, argv, 7)
+    assert batch.replies == alone.replies
+    assert isinstance(batch.replies[5], StreamError) and batch.replies[5].prefix == "WRONGTYPE"
+    assert batched_engine.digest() == alone_engine.digest()
+    assert [e[0] for e in batch.result.effects] == [b"XAPPEND", b"XADD", b"SET"]
+    replayed = Engine()
+    for effect in batch.result.effects:
+        replayed.apply(effect)
+    assert replayed.digest() == alone_engine.digest()
+    batched_engine.check_integrity()
