@@ -264,6 +264,7 @@ class Primary(Node):
         except StreamError as e:
             return [e] * len(argvs)
         batch, now = Batch(), now_ms()  # one now: a batch is one turn of the loop
+        batch.count(argvs)
         limit = self.limits.proto_max_bulk_len
         if all(max(map(len, argv)) <= limit for argv in argvs):
             batch.run_writes(self.engine, argvs, now)

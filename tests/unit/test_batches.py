@@ -16,6 +16,7 @@ import pytest
 from xstream.engine import NULL_ARRAY, Engine, StreamError
 from xstream.node import records
 from xstream.node.backlog import Backlog
+from xstream.node.batch import Batch
 from xstream.node.refusals import ReadOnlyError
 from xstream.node.store import Store
 from xstream.node.watches import Watch, Watches
@@ -199,8 +200,6 @@ def test_transaction_refused_before_anything_runs(tmp_path: Path) -> None:
 
 
 def test_a_run_of_plain_xadds_is_one_append() -> None:
-    from xstream.node.batch import Batch
-
     argvs = [a("XADD s * f 1"), a("XADD s * f 2 g 3"), a("XADD s * f 4"), a("XADD t * f 5"),
              a("SET k v"), a("XADD k * f 6"), a("XADD k * f 7"), a("XADD s * f")]  # fmt: skip
     batch, alone = Batch(), Batch()

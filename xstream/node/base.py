@@ -252,6 +252,7 @@ class Node(ABC):
             return None
         now = now_ms()
         batch = Batch()
+        batch.count(argvs)
         for argv in argvs:
             server_cmd = SERVER_COMMANDS.get(argv[0].upper())
             if server_cmd is None:

@@ -17,9 +17,11 @@ BLOCK: a null array); its effects (XREADGROUP creating its consumer) are kept.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import cast
 
 from xstream.engine import NULL_ARRAY, Engine, Result, StreamError
+from xstream.engine.commands import lookup
 from xstream.engine.reply import Reply
 from xstream.node.metrics import METRICS
 
@@ -78,6 +80,12 @@ class Batch:
         out.touched += r.touched
         return True
 
+    def count(self, argvs: list[Argv]) -> None:
+        """Count the commands in the metrics, as Node.execute counts one."""
+        names = Counter(_fullname(argv) for argv in argvs)
+        for name, n in names.items():
+            METRICS.commands.labels(name).inc(n)
+
     def add(self, reply: Reply) -> None:
         self.replies.append(reply)
 
@@ -90,6 +98,13 @@ class Batch:
         be logged: rolled back; or it was not acknowledged): `error` in place of every reply
         that was not an error already, as each command sent alone would have been answered."""
         return [r if isinstance(r, StreamError) else error for r in self.replies]
+
+
+def _fullname(argv: Argv) -> str:
+    try:
+        return lookup(argv).fullname
+    except StreamError:
+        return argv[0].decode("utf-8", "replace").lower()
 
 
 def _plain_xadd_key(argv: Argv) -> bytes | None:
