@@ -52,7 +52,7 @@ def xadd_many(
     s.append_many(first, entries, config.node_max_bytes, config.node_max_entries)
     ids = format_ids(first, len(entries))
     effects: list[Argv] = [append.effect(key, ids[0], entries)]
-    return Result(cast("list[Reply]", ids), effects, [key])
+    return Result(cast("list[Reply]", ids), effects, [key], touched=[key])
 
 
 def format_ids(first: StreamID, n: int) -> list[bytes]:

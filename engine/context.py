@@ -7,6 +7,10 @@ config. It returns its reply and records, through the context:
 * `effects`: deterministic argvs that reproduce its changes on another engine; none when
   nothing changed (so read-only commands never produce any);
 * `signaled`: keys whose waiters (blocked XREAD/XREADGROUP) should retry;
+* `touched`: keys whose WATCHers' transactions must fail (Redis's signalModifiedKey): a key
+  added, deleted or replaced, entries added or removed, a stream created by XGROUP CREATE
+  MKSTREAM; not group or consumer state (XACK, XCLAIM, XREADGROUP, XGROUP SETID, XSETID
+  leave a WATCH alone, as in Redis 7);
 * `block`: for a read that found nothing and may wait, what to wait on.
 """
 
@@ -58,6 +62,7 @@ class Result:
     effects: list[Argv] = field(default_factory=list)
     signaled: list[bytes] = field(default_factory=list)
     block: BlockSpec | None = None
+    touched: list[bytes] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -70,9 +75,13 @@ class Ctx:
     effects: list[Argv] = field(default_factory=list)
     signaled: list[bytes] = field(default_factory=list)
     block: BlockSpec | None = None
+    touched: list[bytes] = field(default_factory=list)
 
     def propagate(self, argv: Argv) -> None:
         self.effects.append(argv)
 
     def signal(self, key: bytes) -> None:
         self.signaled.append(key)
+
+    def touch(self, key: bytes) -> None:
+        self.touched.append(key)

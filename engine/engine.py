@@ -1,6 +1,6 @@
 """The engine: a keyspace of streams behind one argv entry point.
 
-    Engine.execute(argv, now_ms)  -> Result(reply, effects, signaled, block)
+    Engine.execute(argv, now_ms)  -> Result(reply, effects, signaled, block, touched)
     Engine.apply(effect)          -> replays a shipped effect (no clock, LIMIT ignored)
     Engine.xadd_many(key, entries, now_ms) -> many `XADD key *` at once (api.py)
 
@@ -29,7 +29,7 @@ class Engine:
         cmd = commands.lookup(argv)
         ctx = Ctx(argv, now_ms, replicated, self.keyspace, self.config)
         reply = cmd.handler(ctx)
-        return Result(reply, ctx.effects, ctx.signaled, ctx.block)
+        return Result(reply, ctx.effects, ctx.signaled, ctx.block, ctx.touched)
 
     def xadd_many(self, key: bytes, entries: Sequence[Sequence[bytes]], now_ms: int) -> Result:
         """`XADD key * field value ...` once per entry, batched; see api.py."""

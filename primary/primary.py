@@ -3,8 +3,8 @@
 A write, on the event loop (the single writer), with no await until its record is queued:
 
     engine.execute(argv, now)          all-or-nothing; StreamError leaves nothing behind
-    -> records.encode(effects)         one record per write (a pipeline's commands are one
-    -> store.append                    record each; an ingest batch is one record), in the file
+    -> records.encode(effects)         one record per write (an EXEC, a RESP pipeline's run of
+    -> store.append                    writes and an ingest batch are one record each), in the file
     -> backlog.append                  before anything else sees it
     -> wake blocked readers and the replica senders (which ship up to `shippable()`)
     then, awaiting:  store.durable(offset)   (fsync=always: group-committed fsync)
@@ -66,6 +66,7 @@ from xstream.engine.reply import Reply
 from xstream.node import epochs, records, replids
 from xstream.node.backlog import Backlog
 from xstream.node.base import Argv, Node, Signal, log_snapshot_failure
+from xstream.node.batch import Batch
 from xstream.node.concern import Acks, WriteConcern
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
@@ -218,6 +219,7 @@ class Primary(Node):
     def hand_over(self, to: Node) -> None:
         """Demoted: blocked clients get UNBLOCKED and writes waiting for acks fail (close)."""
         self.close()
+        to.watches = self.watches
 
     def close(self) -> None:
         """This primary stops serving (the node becomes a replica)."""
@@ -249,6 +251,44 @@ class Primary(Node):
         if settle:
             await self.settle(offset, concern)
         return result.reply, offset
+
+    def check_writes(self) -> None:
+        self._check_writable()
+        self._check_min_replicas()
+
+    async def write_batch(
+        self, argvs: list[Argv], concern: WriteConcern | None
+    ) -> list[Reply | StreamError]:
+        try:
+            self.check_writes()
+        except StreamError as e:
+            return [e] * len(argvs)
+        batch, now = Batch(), now_ms()  # one now: a batch is one turn of the loop
+        batch.count(argvs)
+        limit = self.limits.proto_max_bulk_len
+        if all(max(map(len, argv)) <= limit for argv in argvs):
+            batch.run_writes(self.engine, argvs, now)
+            return await self.commit_batch(batch, concern)
+        for argv in argvs:
+            try:
+                self.limits.check_args(argv)
+            except StreamError as e:
+                batch.fail(e)
+                continue
+            batch.run(self.engine, argv, now)
+        return await self.commit_batch(batch, concern)
+
+    async def commit_batch(
+        self, batch: Batch, concern: WriteConcern | None
+    ) -> list[Reply | StreamError]:
+        """One record for the whole batch, one settle; if either fails (MISCONF: rolled back;
+        ACKTIMEOUT, LEASELOST) every command that did not fail alone gets that error."""
+        try:
+            self.commit(batch.result)
+            await self.settle(self.offset, concern)
+        except StreamError as e:
+            return batch.failed(e)
+        return batch.replies
 
     def _write_again(self, argv: Argv) -> Result:
         self._check_writable()
@@ -307,6 +347,8 @@ class Primary(Node):
                 self.start_snapshot()
         if result.signaled:
             self.wake(result.signaled)
+        if result.touched:
+            self.watches.touch(result.touched)
 
     async def settle(self, offset: int, concern: WriteConcern | None) -> None:
         """Durable per the fsync policy, then acked by as many replicas as asked, all within

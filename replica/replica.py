@@ -122,6 +122,9 @@ class Replica(Node):
     async def write(self, argv: Argv, concern: WriteConcern | None) -> tuple[Reply, int]:
         raise self.readonly()
 
+    def check_writes(self) -> None:
+        raise self.readonly()
+
     async def reach(self, offset: int) -> None:
         """Wait (up to CATCH_UP_WAIT) until records up to `offset` are applied; else TRYAGAIN,
         and the client asks another node."""
@@ -340,10 +343,13 @@ class Replica(Node):
         buf = self.pending + data if self.pending else data
         pos = 0
         signaled: list[bytes] = []
+        touched: list[bytes] = []
         try:
             for begin, stop in records.scan(buf):
                 for argv in records.decode_payload(records.payload(buf, begin, stop)):
-                    signaled += self.engine.apply(argv).signaled
+                    result = self.engine.apply(argv)
+                    signaled += result.signaled
+                    touched += result.touched
                 pos = stop
         except (records.CorruptRecordError, StreamError) as e:
             raise Diverged(f"record at {self._offset + pos} does not apply: {e}") from e
@@ -362,6 +368,8 @@ class Replica(Node):
             self._applied.fire()
         if signaled:
             self.wake(signaled)
+        if touched:
+            self.watches.touch(touched)
         if ack_now:
             self._ack_now.fire()
         if self.store.segment_bytes > self.snapshot_bytes and not self.pending:

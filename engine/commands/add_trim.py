@@ -171,6 +171,7 @@ def xadd(ctx: Ctx) -> Reply:
     cfg = ctx.config
     s.append(entry_id, fields, values, cfg.node_max_bytes, cfg.node_max_entries)
     ctx.signal(key)
+    ctx.touch(key)
     trim = _trim(s, a) if a.trims else None
     effect: Argv = [b"XADD", key]
     if a.policy != "KEEPREF":
@@ -211,6 +212,7 @@ def _xadd_plain(ctx: Ctx) -> Reply:
     cfg = ctx.config
     s.append(entry_id, fv[0::2], fv[1::2], cfg.node_max_bytes, cfg.node_max_entries)
     ctx.signal(key)
+    ctx.touch(key)
     reply = entry_id.encode()
     ctx.propagate([b"XADD", key, reply, *fv])
     return reply
@@ -297,6 +299,7 @@ def xtrim(ctx: Ctx) -> Reply:
     trim = _trim(s, a)
     if trim is None:
         return 0
+    ctx.touch(key)
     effect: Argv = [b"XTRIM", key, *trim]
     if a.policy != "KEEPREF":
         effect.append(a.policy.encode())

@@ -52,6 +52,7 @@ def xappend(ctx: Ctx) -> Reply:
     cfg = ctx.config
     s.append_many(first, entries, cfg.node_max_bytes, cfg.node_max_entries)
     ctx.signal(key)
+    ctx.touch(key)
     ctx.propagate(list(argv))
     return s.last_id.encode()
 

@@ -40,6 +40,7 @@ def xdel(ctx: Ctx) -> Reply:
     deleted = [e for e, ok in zip(ids, done, strict=True) if ok]
     if deleted:
         ctx.propagate([b"XDEL", key, *(e.encode() for e in deleted)])
+        ctx.touch(key)
     return len(deleted)
 
 

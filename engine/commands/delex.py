@@ -79,6 +79,8 @@ def xdelex(ctx: Ctx) -> Reply:
         changed = changed or res == 1 or (refs_before and entry_id not in s.cgroups_ref)
     if changed:
         ctx.propagate(list(argv))
+    if 1 in out:  # entries deleted, as XDEL
+        ctx.touch(argv[1])
     return out
 
 
@@ -90,12 +92,16 @@ def xackdel(ctx: Ctx) -> Reply:
     if s is None or g is None:
         return [-1] * len(ids)
     out: list[Reply] = []
+    deleted = False
     for entry_id in ids:
         if g.remove_pending(entry_id) is None:
             out.append(-1)
             continue
         res = _delete_one(s, entry_id, policy)
         out.append(2 if res == 2 else 1)
+        deleted = deleted or res == 1
     if any(r != -1 for r in out):
         ctx.propagate(list(argv))
+    if deleted:  # entries deleted, as XDEL
+        ctx.touch(argv[1])
     return out

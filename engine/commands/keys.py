@@ -27,6 +27,7 @@ def delete(ctx: Ctx) -> Reply:
         ctx.propagate([b"DEL", *gone])
         for k in gone:
             ctx.signal(k)
+            ctx.touch(k)
     return len(gone)
 
 
@@ -54,6 +55,7 @@ def flushall(ctx: Ctx) -> Reply:
     if len(ctx.keyspace):
         for k in list(ctx.keyspace):
             ctx.signal(k)
+            ctx.touch(k)
         ctx.keyspace.clear()
     ctx.propagate([b"FLUSHALL"])
     return OK
@@ -130,6 +132,7 @@ def set_(ctx: Ctx) -> Reply:
     overwrites_stream = isinstance(ctx.keyspace.get(key), Stream)
     ctx.keyspace.set(key, ctx.argv[2])
     ctx.propagate(list(ctx.argv))
+    ctx.touch(key)
     if overwrites_stream:  # Redis signals an overwritten key as deleted: XREADGROUP wakes
         ctx.signal(key)
     return OK

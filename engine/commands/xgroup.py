@@ -115,6 +115,7 @@ def xgroup_create(ctx: Ctx) -> Reply:
     effect += [b"ENTRIESREAD", b"%d" % entries_read]
     if created:
         effect.append(b"MKSTREAM")
+        ctx.touch(argv[2])
     ctx.propagate(effect)
     return OK
 

@@ -78,6 +78,16 @@ SESSIONS = {
     b"CLIENT KILL FOO bar\r\nHELLO 4\r\nHELLO x\r\nHELLO 3 FOO\r\nHELLO 3 AUTH u p\r\n"
     b'HELLO 2 SETNAME "a b"\r\nRESET\r\nCLIENT GETNAME\r\nPING a b\r\nECHO\r\n'
     b"COMMAND FOO\r\n",
+    "multi": b"FLUSHALL\r\nMULTI\r\nXADD t 1-1 f v\r\nXADD t 1-1 f v\r\nXLEN t\r\nPING\r\n"
+    b"ECHO x\r\n"
+    b"MULTI\r\nWATCH t\r\nSET k v\r\nXREAD BLOCK 0 STREAMS t $\r\nEXEC\r\nEXEC\r\nDISCARD\r\n"
+    b"XLEN t\r\nMULTI\r\nXADD t 2-1 f v\r\nDISCARD\r\nXLEN t\r\nWATCH\r\nUNWATCH x\r\n"
+    b"UNWATCH\r\nMULTI x\r\nMULTI\r\nXLEN\r\nNOSUCH a\r\nXADD t 3-1 f v\r\nEXEC\r\nXLEN t\r\n"
+    b"MULTI\r\nXADD t 4-1 f v\r\nEXEC x\r\nEXEC\r\nMULTI\r\nMULTI x\r\nEXEC\r\n"
+    b"MULTI\r\nXGROUP CREATE t g $\r\nXGROUP FOO\r\nEXEC\r\nMULTI\r\nEXEC\r\n"
+    b"WATCH t\r\nMULTI\r\nRESET\r\nEXEC\r\nMULTI\r\nPING a b\r\nDISCARD\r\nEXEC\r\n",
+    "multi resp3": b"HELLO 3\r\nFLUSHALL\r\nMULTI\r\nXADD t 1-1 f v\r\n"
+    b"XREAD BLOCK 0 STREAMS t $\r\nXRANGE t - +\r\nXADD t 0-1 f v\r\nEXEC\r\n",
     "resp3": b"HELLO 3\r\nXADD r 1-1 f v\r\nXREAD STREAMS r 0\r\nXRANGE r - + COUNT 0\r\n"
     b"XREAD STREAMS r 9-9\r\nCLIENT GETNAME\r\nXADD nokey NOMKSTREAM * a 1\r\nRESET\r\n"
     b"XREAD STREAMS r 0\r\n",
@@ -103,7 +113,53 @@ def test_session_bytes(name: str, redis_server: RedisServer, xstream_port: int) 
     redis_server.flushall()
     data = SESSIONS[name] + b"QUIT\r\n"
     want, got = exchange(redis_server.port, data), exchange(xstream_port, data)
-    if name == "resp3":  # HELLO's own reply: compared field by field below
+    if name.endswith("resp3"):  # HELLO's own reply: compared field by field below
+        want, got = _hello_checked(want), _hello_checked(got)
+    assert got == want
+
+
+# WATCH k, then another connection's command, then MULTI XLEN k EXEC: run or null (*-1, `_`)
+WATCH_SPOILERS = {
+    "xadd": b"XADD k 9-1 f v",
+    "xadd other key": b"XADD other 9-1 f v",
+    "xdel": b"XDEL k 1-1",
+    "xdel none": b"XDEL k 7-7",
+    "xtrim": b"XTRIM k MAXLEN 0",
+    "xtrim none": b"XTRIM k MAXLEN 5",
+    "del": b"DEL k",
+    "set": b"SET k x",
+    "flushall": b"FLUSHALL",
+    "xgroup create": b"XGROUP CREATE k g2 $",
+    "xgroup setid": b"XGROUP SETID k g 0",
+    "xsetid": b"XSETID k 99-0",
+    "xack": b"XACK k g 1-1",
+    "xreadgroup": b"XREADGROUP GROUP g c STREAMS k >",
+    "exec of another": b"MULTI\r\nXADD k 9-1 f v\r\nEXEC",
+}
+
+
+def _watch_session(port: int, spoiler: bytes, hello: bytes) -> bytes:
+    exchange(port, b"FLUSHALL\r\nXADD k 1-1 f v\r\nXGROUP CREATE k g 0\r\nQUIT\r\n")
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(hello + b"WATCH k\r\n")
+        got = b""
+        while not got.endswith(b"+OK\r\n"):
+            got += s.recv(65536)
+        exchange(port, spoiler + b"\r\nQUIT\r\n")
+        s.sendall(b"MULTI\r\nXLEN k\r\nEXEC\r\nQUIT\r\n")
+        while chunk := s.recv(65536):
+            got += chunk
+    return got
+
+
+@pytest.mark.parametrize("name", list(WATCH_SPOILERS))
+@pytest.mark.parametrize("proto", [2, 3])
+def test_watch_bytes(name: str, proto: int, redis_server: RedisServer, xstream_port: int) -> None:
+    hello = b"HELLO 3\r\n" if proto == 3 else b""
+    spoiler = WATCH_SPOILERS[name]
+    want = _watch_session(redis_server.port, spoiler, hello)
+    got = _watch_session(xstream_port, spoiler, hello)
+    if proto == 3:
         want, got = _hello_checked(want), _hello_checked(got)
     assert got == want
 

@@ -18,6 +18,12 @@ Blocking reads: a read the engine cannot answer yet returns a BlockSpec; the nod
 caller on the spec's keys until a write (on a primary) or an applied record (on a replica)
 signals one of them, then re-runs the rewritten argv, until it answers or the deadline passes.
 The first deadline stands: re-running does not restart the BLOCK timeout.
+
+Batches and transactions (batch.py): `write_batch(argvs)` runs a pipeline's plain writes
+back to back as one write, each with its own reply; `transaction(argvs, watch)` is EXEC:
+the queued commands back to back (reads too; nothing blocks), as one write, or None if a
+watched key changed (watches.py). The primary logs each as one record and settles it once
+(`commit_batch`); a replica refuses writes (READONLY) before anything runs.
 """
 
 from __future__ import annotations
@@ -34,11 +40,13 @@ from xstream.engine.context import BlockSpec
 from xstream.engine.reply import Reply, Status
 from xstream.node import infotext, slices
 from xstream.node.backlog import Backlog
+from xstream.node.batch import Batch
 from xstream.node.concern import WriteConcern
 from xstream.node.epochs import EpochState
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
 from xstream.node.store import Store
+from xstream.node.watches import Watch, Watches
 
 Argv = list[bytes]
 Rerun = Callable[[Argv], Awaitable[Result] | Result]
@@ -96,6 +104,7 @@ class Node(ABC):
         self.epochs = EpochState()  # this node's epoch, the epoch it led, its epoch history
         # blocked reads per key, in the order they blocked (Redis serves them in that order)
         self._waiters: dict[bytes, dict[asyncio.Future[bytes], None]] = {}
+        self.watches = Watches()  # WATCHed keys of the RESP connections
 
     @property
     def epoch(self) -> int:
@@ -192,6 +201,77 @@ class Node(ABC):
         """One command of a pipeline."""
         return (await self.execute(argv, concern, client_offset))[0]
 
+    # ------------------------------------------------------------ batches and transactions
+
+    def batchable(self, argv: Argv) -> bool:
+        """Whether `argv` may join a batch of pipelined writes (`write_batch`): a well-formed
+        engine write that never blocks (XREADGROUP may: it runs alone, and so does anything
+        else, an unknown or ill-formed command answering its error alone)."""
+        if argv[0].upper() in SERVER_COMMANDS:
+            return False
+        try:
+            cmd = lookup(argv)
+        except StreamError:
+            return False
+        return cmd.write and cmd.fullname != "xreadgroup"
+
+    def check_writes(self) -> None:
+        """Raise this node's refusal of writes, if any (READONLY, MISCONF, NOREPLICAS): what
+        Redis checks when MULTI queues a write and again at EXEC."""
+        return
+
+    async def write_batch(
+        self, argvs: list[Argv], concern: WriteConcern | None
+    ) -> list[Reply | StreamError]:
+        """`batchable` writes, each answered in its place (its reply or its error) as if sent
+        one by one. The primary runs them as one record, logged and settled once."""
+        out: list[Reply | StreamError] = []
+        for argv in argvs:
+            try:
+                out.append((await self.write(argv, concern))[0])
+            except StreamError as e:
+                out.append(e)
+        return out
+
+    def transaction_check(self, argvs: list[Argv]) -> bool:
+        """Whether `argvs` hold a write; if so, raise this node's refusal of writes."""
+        writes = any(map(_is_write_or_unknown, argvs))
+        if writes:
+            self.check_writes()
+        return writes
+
+    async def transaction(
+        self, argvs: list[Argv], watch: Watch | None, concern: WriteConcern | None = None
+    ) -> list[Reply | StreamError] | None:
+        """EXEC: `argvs` back to back at one `now`, nothing else between them, as one write;
+        None (EXEC's null) if a key `watch` watched has changed. If any is a write, this node's
+        refusal (`check_writes`) is raised before anything runs. Nothing blocks: a blocking
+        read answers at once, WAIT with the replicas that have acked now."""
+        writes = self.transaction_check(argvs)
+        if watch is not None and watch.dirty:
+            return None
+        now = now_ms()
+        batch = Batch()
+        batch.count(argvs)
+        for argv in argvs:
+            server_cmd = SERVER_COMMANDS.get(argv[0].upper())
+            if server_cmd is None:
+                batch.run(self.engine, argv, now)
+                continue
+            try:
+                batch.add((await server_cmd(self, _no_wait(argv), 0))[0])  # none suspends
+            except StreamError as e:
+                batch.fail(e)
+        return await self.commit_batch(batch, concern) if writes else batch.replies
+
+    async def commit_batch(
+        self, batch: Batch, concern: WriteConcern | None
+    ) -> list[Reply | StreamError]:
+        """Log, ship and settle a batch of writes as one record; the replies. A node that
+        takes no writes has none (its `check_writes` refused them)."""
+        assert not batch.result.effects
+        return batch.replies
+
     @abstractmethod
     async def ingest_batch(self, key: bytes, entries: list[list[bytes]]) -> list[bytes]:
         """`XADD key *` per entry, as one write (the primary's fast path)."""
@@ -262,7 +342,10 @@ class Node(ABC):
                     fut.set_result(key)
 
     def wake_all(self) -> None:
+        """The data set was replaced (a full sync, a rollback, a cut back): every blocked read
+        looks again, every WATCH is spoiled."""
         self.wake(list(self._waiters))
+        self.watches.touch_all()
 
     def unblock_all(self, error: StreamError) -> None:
         """Fail every blocked client with `error` (the node is changing role)."""
@@ -283,6 +366,7 @@ class Node(ABC):
         blocked reads keep waiting through `to` (the two share the table: a read parked
         through this node re-parks through it); a primary fails them instead (Primary)."""
         to._waiters = self._waiters
+        to.watches = self.watches
 
     @property
     def blocked_clients(self) -> int:
@@ -339,6 +423,21 @@ async def _info(node: Node, argv: Argv, client_offset: int) -> tuple[Reply, int]
 
 def _is_write(argv: Argv) -> bool:
     return argv[0].upper() not in SERVER_COMMANDS and lookup(argv).write
+
+
+def _no_wait(argv: Argv) -> Argv:
+    """WAIT inside MULTI answers the replicas that acked so far, without waiting (Redis's
+    CLIENT_DENY_BLOCKING): asking for 0 of them does that; a bad number keeps its error."""
+    if argv[0].upper() == b"WAIT" and len(argv) == 3 and argv[1].lstrip(b"-").isdigit():
+        return [argv[0], b"0", argv[2]]
+    return argv
+
+
+def _is_write_or_unknown(argv: Argv) -> bool:
+    try:
+        return _is_write(argv)
+    except StreamError:  # it answers its own error; counting it a write refuses no more
+        return True
 
 
 ServerCommand = Callable[[Node, Argv, int], Awaitable[tuple[Reply, int]]]

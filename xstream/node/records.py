@@ -1,9 +1,10 @@
 """Replication log records: the unit that is logged, persisted, shipped and applied whole.
 
-One record holds the effects of one write (a command, a pipeline, an ingest batch), so a
-replica or a restart applies a write entirely or not at all. The replication stream, the
-backlog and the append-only file are the same bytes, records back to back; a replication
-offset is a byte position in that stream (as Redis's master_repl_offset).
+One record holds the effects of one write (a command, an EXEC, a RESP pipeline's run of
+writes, an ingest batch), so a replica or a restart applies a write entirely or not at all.
+The replication stream, the backlog and the append-only file are the same bytes, records
+back to back; a replication offset is a byte position in that stream (as Redis's
+master_repl_offset).
 
     record   +-------------+-------------+--------------------------------------+
              | length u32  | crc32 u32   | payload (length bytes)               |

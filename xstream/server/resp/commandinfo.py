@@ -33,6 +33,7 @@ EDGE_COMMANDS: dict[bytes, cc.EdgeCommand] = {
     b"CLIENT": cc.client,
 }
 
+_TX_FLAGS = ("noscript", "loading", "stale", "fast", "allow_busy")
 # Commands outside the engine's table: (arity, flags, first key, last key, step, group).
 _OTHERS: dict[str, tuple[int, tuple[str, ...], int, int, int, str]] = {
     "hello": (-1, ("noscript", "loading", "stale", "fast", "no_auth"), 0, 0, 0, "connection"),
@@ -46,6 +47,12 @@ _OTHERS: dict[str, tuple[int, tuple[str, ...], int, int, int, str]] = {
     "wait": (3, ("noscript", "blocking"), 0, 0, 0, "generic"),
     "role": (1, ("noscript", "loading", "stale", "fast"), 0, 0, 0, "server"),
     "info": (-1, ("loading", "stale"), 0, 0, 0, "server"),
+    # transactions (multi.py), Redis 7's flags
+    "multi": (1, _TX_FLAGS, 0, 0, 0, "transactions"),
+    "exec": (1, ("noscript", "loading", "stale", "skip_slowlog"), 0, 0, 0, "transactions"),
+    "discard": (1, _TX_FLAGS, 0, 0, 0, "transactions"),
+    "watch": (-2, _TX_FLAGS, 1, -1, 1, "transactions"),
+    "unwatch": (1, _TX_FLAGS, 0, 0, 0, "transactions"),
 }
 _NO_KEYS = {"keys", "scan", "flushall", "dbsize"}
 _ALL_KEYS = {"del", "exists"}

@@ -17,6 +17,7 @@ from xstream.engine.ids import string2ll
 from xstream.engine.reply import OK, Reply, ReplyMap, Status
 from xstream.node.infotext import VERSION
 
+from .codec import encode
 from .session import Clients, Session
 
 NOT_AN_INTEGER = "value is not an integer or out of range"
@@ -41,6 +42,15 @@ class Conn:
 
 EdgeReply = Reply | Verbatim
 EdgeCommand = Callable[[Conn, list[bytes]], EdgeReply]
+
+
+def encode_edge(reply: EdgeReply, proto: int) -> bytes:
+    """An edge command's reply in RESP `proto`."""
+    if isinstance(reply, Verbatim):
+        if proto == 3:
+            return b"=%d\r\ntxt:%s\r\n" % (len(reply.text) + 4, reply.text)
+        return encode(reply.text, proto)
+    return encode(reply, proto)
 
 
 def _int(arg: bytes, message: str = NOT_AN_INTEGER) -> int:

@@ -1,6 +1,8 @@
 """The RESP edge: Redis's wire protocol on a TCP port, one asyncio Protocol per connection.
 
     bytes -> RequestParser -> argv -> EDGE_COMMANDS (the connection's own: HELLO, CLIENT, ...)
+                                   -> multi.py (MULTI, EXEC, WATCH, ...; queueing in MULTI)
+                                   -> served.node.write_batch(argvs)  (a run of writes)
                                    -> served.node.execute(argv)   (everything else)
           <- codec.encode(reply, session.proto) / encode_error(StreamError) <-
 
@@ -13,6 +15,11 @@ command only when the previous one has answered, so a blocked XREAD holds back t
 that follow it on that connection and no other. Replies of a pipeline are gathered and
 written together: when the input runs dry, past 64 KiB, and before a command that may block
 (so the replies before it are not held back while it waits).
+
+Pipelined writes: a plain write followed by more already parsed (a pipeline's run of XADDs)
+goes to the node as one batch (Node.write_batch: one record, one log append, one settle),
+each command answered in its place as if sent alone; the first command that is not such a
+write ends the batch and runs next, on its own.
 
 Limits, as Redis's:
 * proto-max-bulk-len (node.limits) and the inline/length-line limits: the parser raises a
@@ -40,10 +47,10 @@ from xstream.node.base import Node
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
 
-from . import longreply
+from . import longreply, multi
 from .codec import ProtocolError, encode, encode_error
 from .commandinfo import EDGE_COMMANDS
-from .conncommands import Conn, EdgeReply, Verbatim
+from .conncommands import Conn, Verbatim, encode_edge
 from .requests import new_parser
 from .session import Clients, Session
 
@@ -52,6 +59,7 @@ WRITE_HIGH = 4 << 20  # stop reading a client whose unsent replies pass this
 WRITE_LOW = 1 << 20  # and read it again once they are below this
 FLUSH_AT = 64 << 10  # gathered replies are written once they reach this
 MAY_BLOCK = frozenset({b"XREAD", b"XREADGROUP", b"WAIT"})  # may wait for others' writes
+MAX_BATCH = 1024  # pipelined writes run as one batch at most (the loop serves others between)
 
 
 class Served(Protocol):
@@ -103,6 +111,7 @@ class RespConnection(asyncio.Protocol):
         self._task: asyncio.Task[None] | None = None  # runs this connection's commands
         self._input: asyncio.Future[None] | None = None  # the task waits for bytes on it
         self._drained: asyncio.Future[None] | None = None  # set while writing is paused
+        self._held: list[bytes] | None = None  # parsed after a batch, runs next; None: none
         self._lost = False  # the connection is gone
 
     # ------------------------------------------------------------ transport callbacks
@@ -141,6 +150,7 @@ class RespConnection(asyncio.Protocol):
         if session is not None:
             self.server.clients.remove(session)
             self.server.connections.pop(session.id, None)
+            self.server.served.node.watches.drop(session.watch)
             if session.blocked and self._task is not None:
                 self._task.cancel()  # the node's wait ends; its waiter is removed
         _resolve(self._input)
@@ -183,7 +193,7 @@ class RespConnection(asyncio.Protocol):
         assert session is not None and transport is not None
         while not self._lost:
             try:
-                argv = self.parser.next_command()
+                argv, self._held = self._held or self.parser.next_command(), None
             except ProtocolError as e:
                 out.append(encode_error(e.error))
                 slog("resp_protocol_error", level="warning", client=session.addr, error=e.message)
@@ -200,7 +210,11 @@ class RespConnection(asyncio.Protocol):
             name = argv[0].upper()
             if name in MAY_BLOCK:
                 self._write(out)
-            out += await self._execute(name, argv, session)
+            batch = self._batch(argv, session)
+            if batch is not None:
+                out += await self._execute_batch(batch, session)
+            else:
+                out += await self._execute(name, argv, session)
             if session.closing:
                 self._write(out)
                 transport.close()
@@ -222,16 +236,56 @@ class RespConnection(asyncio.Protocol):
                 self.transport.writelines(out)
             out.clear()
 
+    def _batch(self, argv: list[bytes], session: Session) -> list[list[bytes]] | None:
+        """`argv` and the writes parsed right after it, if it is a plain write (Node.batchable)
+        and one follows; the first command after them that is not one is held for next."""
+        node = self.server.served.node
+        if not self.parser.buffered or session.queued is not None or not node.batchable(argv):
+            return None
+        batch = [argv]
+        while len(batch) < MAX_BATCH:
+            try:
+                more = self.parser.next_command()
+            except ProtocolError:
+                break  # raised again at the next turn, after the batch's replies
+            if more is None:
+                break
+            if more[0].upper() in EDGE_COMMANDS or not node.batchable(more):
+                self._held = more
+                break
+            batch.append(more)
+        return batch if len(batch) > 1 else None
+
+    async def _execute_batch(self, batch: list[list[bytes]], session: Session) -> list[bytes]:
+        session.last_active = asyncio.get_running_loop().time()
+        session.last_cmd = _fullname(batch[-1])
+        replies = await self.server.served.node.write_batch(batch, None)
+        proto = session.proto
+        out = []
+        for reply in replies:
+            if isinstance(reply, StreamError):
+                METRICS.errors.labels(reply.line.split(" ", 1)[0]).inc()
+                out.append(encode_error(reply))
+            else:
+                out.append(encode(reply, proto))
+        return out
+
     async def _execute(self, name: bytes, argv: list[bytes], session: Session) -> list[bytes]:
         """The reply to one command, encoded (in pieces when it is long)."""
         session.last_active = asyncio.get_running_loop().time()
         session.last_cmd = _fullname(argv)
+        node = self.server.served.node
         try:
+            assert self.conn is not None
+            if multi.queues(session, name):
+                return [encode(multi.queue(session, node, argv), session.proto)]
+            if name in multi.TRANSACTION_COMMANDS:
+                return [await multi.run(name, argv, session, node, self.conn)]
+            if name == b"RESET":
+                multi.discard(session, node)
             edge = EDGE_COMMANDS.get(name)
             if edge is not None:
-                assert self.conn is not None
-                return [_encode(edge(self.conn, argv), session.proto)]
-            node = self.server.served.node
+                return [encode_edge(edge(self.conn, argv), session.proto)]
             with _long_read(node, argv) as may_be_long:
                 session.blocked = name in MAY_BLOCK
                 try:
@@ -239,7 +293,7 @@ class RespConnection(asyncio.Protocol):
                 finally:
                     session.blocked = False
                 if name == b"INFO" and isinstance(reply, bytes):
-                    return [_encode(self._info(reply), session.proto)]
+                    return [encode_edge(self._info(reply), session.proto)]
                 if may_be_long and longreply.is_long(reply):
                     return await longreply.encode_long(reply, session.proto)
                 return [encode(reply, session.proto)]
@@ -251,14 +305,6 @@ class RespConnection(asyncio.Protocol):
         """The node's INFO text, with this edge's client count in its Clients section."""
         count = b"connected_clients:%d\r\n" % len(self.server.clients)
         return Verbatim(text.replace(b"# Clients\r\n", b"# Clients\r\n" + count, 1))
-
-
-def _encode(reply: EdgeReply, proto: int) -> bytes:
-    if isinstance(reply, Verbatim):
-        if proto == 3:
-            return b"=%d\r\ntxt:%s\r\n" % (len(reply.text) + 4, reply.text)
-        return encode(reply.text, proto)
-    return encode(reply, proto)
 
 
 @contextlib.contextmanager

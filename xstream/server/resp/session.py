@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from xstream.node.watches import Watch
+
 
 @dataclass(eq=False)
 class Session:
@@ -30,6 +32,9 @@ class Session:
     last_cmd: str = "NULL"  # last command's full name, lower case (CLIENT INFO cmd=)
     blocked: bool = False  # a command is waiting (BLOCK, WAIT)
     closing: bool = False  # QUIT or CLIENT KILL: no more commands
+    queued: list[list[bytes]] | None = None  # commands queued since MULTI; None: not in MULTI
+    queue_failed: bool = False  # a command failed to queue: EXEC answers EXECABORT
+    watch: Watch = field(default_factory=Watch)  # WATCHed keys (multi.py)
 
     def reset(self) -> None:
         """RESET: back to a fresh connection's state (the ID and addresses stay)."""
@@ -38,12 +43,13 @@ class Session:
     def info_line(self, qbuf: int = 0, obuf: int = 0) -> str:
         """One CLIENT LIST / CLIENT INFO line, Redis's fields (those without meaning here 0)."""
         now = time.monotonic()
-        flags = "b" if self.blocked else "N"
+        flags = "b" if self.blocked else "x" if self.queued is not None else "N"
+        multi = -1 if self.queued is None else len(self.queued)
         return (
             f"id={self.id} addr={self.addr} laddr={self.laddr} fd=-1 "
             f"name={self.name.decode('utf-8', 'replace')} age={int(now - self.created)} "
             f"idle={int(now - self.last_active)} flags={flags} db={self.db} sub=0 psub=0 "
-            f"ssub=0 multi=-1 qbuf={qbuf} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 "
+            f"ssub=0 multi={multi} qbuf={qbuf} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 "
             f"obl=0 oll=0 omem={obuf} tot-mem=0 events=r cmd={self.last_cmd} user=default "
             f"redir=-1 resp={self.proto} lib-name={self.lib_name.decode('utf-8', 'replace')} "
             f"lib-ver={self.lib_ver.decode('utf-8', 'replace')}"

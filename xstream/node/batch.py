@@ -1,0 +1,114 @@
+"""Several commands run back to back on the engine, as one write: one record, one log append,
+one settle (Primary.commit_batch). Used by EXEC and by a RESP pipeline's run of writes.
+
+    batch = Batch()
+    batch.run(engine, argv, now_ms)     per command, on the event loop with no await between
+    batch.run_writes(engine, argvs, now_ms)   the same for a run of writes, with runs of
+                                        `XADD key * field value ...` on one key as one
+                                        Engine.xadd_many (one effect, XAPPEND)
+    batch.replies                       each command's reply or StreamError, in order
+    batch.result                        the effects, signaled and touched keys of all of them
+
+Each command is all-or-nothing on its own (Engine.execute): one that fails leaves its error
+in its place and nothing behind, the others stay applied (Redis's EXEC: no rollback). A read
+that would block answers at once, as a blocking command inside MULTI does in Redis (XREAD
+BLOCK: a null array); its effects (XREADGROUP creating its consumer) are kept.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import cast
+
+from xstream.engine import NULL_ARRAY, Engine, Result, StreamError
+from xstream.engine.commands import lookup
+from xstream.engine.reply import Reply
+from xstream.node.metrics import METRICS
+
+Argv = list[bytes]
+
+
+class Batch:
+    __slots__ = ("replies", "result")
+
+    def __init__(self) -> None:
+        self.replies: list[Reply | StreamError] = []  # in command order
+        self.result = Result(None)  # all effects, signaled and touched keys together
+
+    def run(self, engine: Engine, argv: Argv, now_ms: int) -> None:
+        try:
+            r = engine.execute(argv, now_ms)
+        except StreamError as e:
+            self.fail(e)
+            return
+        self.add(NULL_ARRAY if r.block is not None else r.reply)
+        out = self.result
+        if r.effects:
+            out.effects += r.effects
+        if r.signaled:
+            out.signaled += r.signaled
+        if r.touched:
+            out.touched += r.touched
+
+    def run_writes(self, engine: Engine, argvs: list[Argv], now_ms: int) -> None:
+        """`run` each of `argvs` in turn, but a run of plain `XADD key * field value ...` on
+        one key as one Engine.xadd_many: the same IDs, state and replies as one by one, one
+        effect (XAPPEND) and one listpack write per node instead of one per entry. If such a
+        run fails as a whole (xadd_many is all-or-nothing) it runs command by command, so
+        each gets its own reply or error."""
+        i, n = 0, len(argvs)
+        while i < n:
+            j = i + 1
+            key = _plain_xadd_key(argvs[i])
+            if key is not None:
+                while j < n and _plain_xadd_key(argvs[j]) == key:
+                    j += 1
+            if j - i == 1 or key is None or not self._xadd_run(engine, key, argvs[i:j], now_ms):
+                for argv in argvs[i:j]:
+                    self.run(engine, argv, now_ms)
+            i = j
+
+    def _xadd_run(self, engine: Engine, key: bytes, argvs: list[Argv], now_ms: int) -> bool:
+        try:
+            r = engine.xadd_many(key, [argv[3:] for argv in argvs], now_ms)
+        except StreamError:
+            return False
+        self.replies += cast("list[Reply]", r.reply)  # the IDs
+        out = self.result
+        out.effects += r.effects
+        out.signaled += r.signaled
+        out.touched += r.touched
+        return True
+
+    def count(self, argvs: list[Argv]) -> None:
+        """Count the commands in the metrics, as Node.execute counts one."""
+        names = Counter(_fullname(argv) for argv in argvs)
+        for name, n in names.items():
+            METRICS.commands.labels(name).inc(n)
+
+    def add(self, reply: Reply) -> None:
+        self.replies.append(reply)
+
+    def fail(self, error: StreamError) -> None:
+        METRICS.errors.labels(error.line.split(" ", 1)[0]).inc()
+        self.replies.append(error)
+
+    def failed(self, error: StreamError) -> list[Reply | StreamError]:
+        """The replies once the batch as a whole failed after running (its record could not
+        be logged: rolled back; or it was not acknowledged): `error` in place of every reply
+        that was not an error already, as each command sent alone would have been answered."""
+        return [r if isinstance(r, StreamError) else error for r in self.replies]
+
+
+def _fullname(argv: Argv) -> str:
+    try:
+        return lookup(argv).fullname
+    except StreamError:
+        return argv[0].decode("utf-8", "replace").lower()
+
+
+def _plain_xadd_key(argv: Argv) -> bytes | None:
+    """The key of `XADD key * field value ...` (no options), else None."""
+    if len(argv) >= 5 and argv[2] == b"*" and argv[0].upper() == b"XADD":
+        return argv[1]
+    return None
