@@ -154,6 +154,7 @@ def copy_value(value: Value) -> Value:
     data = b"".join([*parts, _groups(value), _idmp(value)])
     copy, end = _stream(memoryview(data), 0, False, VERSION)
     assert end == len(data)
+    copy.foreign_nodes = value.foreign_nodes  # the same nodes: built under the same limits
     return copy
 
 

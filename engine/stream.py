@@ -60,6 +60,7 @@ class Stream:
         "cgroups_ref",
         "entries_added",
         "first_id",
+        "foreign_nodes",
         "idmp",
         "idmp_duration",
         "idmp_maxsize",
@@ -91,6 +92,8 @@ class Stream:
         self.idmp: dict[bytes, dict[bytes, StreamID]] = {}  # pid -> iid -> entry ID (idmp.py)
         self.idmp_order: dict[tuple[bytes, bytes], StreamID] = {}  # all records, oldest first
         self._tail: tuple[bytes, bytearray, StreamID, tuple[bytes, ...]] | None = None
+        # Nodes built by another server (RESTORE): their sizes followed its limits, not ours.
+        self.foreign_nodes = False
         # Reads in progress over this stream (a node's sliced reads): told of every removal.
         self.watches: list[Watch] = []
 

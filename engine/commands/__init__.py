@@ -21,6 +21,7 @@ from . import (
     databases,
     delete,
     delex,
+    dumprestore,
     idmpcmds,
     info,
     keys,
@@ -92,6 +93,8 @@ COMMANDS: dict[bytes, Command] = dict(
         _cmd("dbsize", keys.dbsize, 1, False),
         _cmd("set", keys.set_, -3, True),
         _cmd("get", keys.get, 2, False),
+        _cmd("dump", dumprestore.dump, 2, False),
+        _cmd("restore", dumprestore.restore, -4, True),
     ]
 )
 

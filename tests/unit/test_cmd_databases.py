@@ -291,3 +291,13 @@ def test_randomkey_is_deterministic() -> None:
 
 def test_dbsize_arity() -> None:
     assert error(Engine(), "DBSIZE", "x") == "ERR wrong number of arguments for 'dbsize' command"
+
+
+def test_copy_of_a_restored_stream_keeps_its_foreign_layout() -> None:
+    big = stream_of(engine(4096, 100), "s", *[f"{i}-1" for i in range(1, 30)])
+    payload = call(big, "DUMP", "s")
+    assert isinstance(payload, bytes)
+    small = engine(100, 2)  # nodes of 100 entries break its limits: the copy skips them too
+    call(small, "RESTORE", "s", 0, payload)
+    assert call(small, "COPY", "s", "t", "DB", 1) == 1
+    assert small.key_digest(b"t", 1) == big.key_digest(b"s")

@@ -176,3 +176,19 @@ def test_check_log_reports_then_repairs_only_when_told(
 def test_an_empty_record_is_not_valid() -> None:
     with pytest.raises(records.CorruptRecordError):
         list(records.scan(bytes(64)))
+
+
+@pytest.mark.parametrize("bit", [0x100, 0x4000, 0x10000, 0x400000, 0x10000000])
+def test_a_damaged_length_field_is_damage_not_a_torn_tail(tmp_path: Path, bit: int) -> None:
+    ends = _fill(tmp_path, 8)
+    (seg,) = _segments(tmp_path)
+    data = bytearray(seg.read_bytes())
+    length = int.from_bytes(data[ends[2] : ends[2] + 4], "little")
+    data[ends[2] : ends[2] + 4] = (length | bit).to_bytes(4, "little")  # now past the end
+    assert ends[2] + 8 + (length | bit) > len(data)
+    seg.write_bytes(bytes(data))
+    before = _tree(tmp_path)
+    with pytest.raises(CorruptLog) as err:
+        _recover(tmp_path)
+    assert err.value.damage.at == ends[2] and "length field is wrong" in err.value.damage.reason
+    assert _tree(tmp_path) == before  # nothing cut

@@ -100,3 +100,10 @@ def test_the_engine_imports_no_io() -> None:
             for target in imports(name, path):
                 root = target.split(".")[0]
                 assert root not in {"socket", "asyncio", "grpc", "os", "time"}, (name, target)
+
+
+def test_test_module_names_are_unique() -> None:
+    """pytest imports test modules by basename (no __init__.py in most tiers): two tiers with
+    the same file name break the whole run's collection."""
+    names = [p.name for p in (ROOT / "tests").rglob("test_*.py")]
+    assert sorted({n for n in names if names.count(n) > 1}) == []

@@ -1,0 +1,94 @@
+"""DUMP payloads: one value in Redis's RDB serialization, as DUMP writes and RESTORE reads it.
+
+    +-----------+-----------------------------+----------------+--------------------------+
+    | type byte | the value, as rdbSaveObject | RDB version    | CRC64 of everything      |
+    | (1 byte)  | writes it                   | u16 LE (14)    | before it, u64 LE        |
+    +-----------+-----------------------------+----------------+--------------------------+
+
+Types: 0 (a string) and the stream types 15, 19, 21, 26, 27 (rdbstream.py draws those). DUMP
+writes what Redis 8.8 writes: RDB version 14, streams as type 27 (STREAM_LISTPACKS_5).
+RESTORE reads any version up to 14 (a newer one, or a checksum that does not match, is
+"DUMP payload version or checksum are wrong"; a zero checksum means "none", as Redis allows)
+and anything else wrong is "Bad data format": checked deeply, as Redis with
+sanitize-dump-payload yes, so a value that loads keeps every engine invariant.
+
+The RDB primitives (rdb.c), all used inside the value:
+
+    length   00xxxxxx                        6-bit length
+             01xxxxxx xxxxxxxx               14-bit length, big-endian
+             10000000 <u32 BE>               32-bit length
+             10000001 <u64 BE>               64-bit length
+    string   <length> <bytes>                raw
+             11000000 <i8>                   an integer (canonical decimal, -128..127)
+             11000001 <i16 LE>  11000010 <i32 LE>   wider integers
+             11000011 <clen> <len> <LZF>     LZF-compressed (lzf.py); written for strings
+                                             longer than 20 bytes when compression saves >= 4
+    millis   <i64 LE>                        delivery, seen and active times
+
+Strings are written as rdbSaveRawString writes them (rdbcompression yes, the default), so a
+payload is byte for byte what Redis 8.8 dumps for the same value (see lzf.py for the one
+caveat).
+"""
+
+from __future__ import annotations
+
+import struct
+
+from . import rdbstream
+from .crc64 import crc64
+from .keyspace import Value
+from .rdbio import RdbError, Reader, Writer
+from .stream import Stream
+
+RDB_VERSION = 14  # Redis 8.8's rdb.h
+TYPE_STRING = 0
+_FOOTER = struct.Struct("<HQ")  # RDB version, CRC64
+_VERSION = struct.Struct("<H")
+
+__all__ = ["RDB_VERSION", "RdbError", "dump", "load", "verify"]
+
+
+def dump(value: Value, now_ms: int) -> bytes:
+    """DUMP's payload for `value`. `now_ms` decides which IDMP records have expired (Redis
+    leaves them out of the payload)."""
+    w = Writer()
+    if isinstance(value, Stream):
+        w.raw(bytes((rdbstream.TYPE_STREAM_LISTPACKS_5,)))
+        rdbstream.save(w, value, now_ms)
+    else:
+        w.raw(bytes((TYPE_STRING,)))
+        w.string(value)
+    return seal(b"".join(w.parts))
+
+
+def seal(body: bytes) -> bytes:
+    """Append the footer: RDB version and the CRC64 of everything before the checksum."""
+    body += _VERSION.pack(RDB_VERSION)
+    return body + crc64(body).to_bytes(8, "little")
+
+
+def verify(payload: bytes) -> bool:
+    """verifyDumpPayload: long enough, a version we read, and the checksum (0 = none)."""
+    if len(payload) < 10:
+        return False
+    version: int
+    crc: int
+    version, crc = _FOOTER.unpack_from(payload, len(payload) - 10)
+    if version > RDB_VERSION:
+        return False
+    return crc == 0 or crc64(memoryview(payload)[:-8]) == crc
+
+
+def load(payload: bytes, now_ms: int | None) -> tuple[Value, bool]:
+    """The value of a payload `verify` accepted: (value, whether IDMP records were dropped).
+
+    `now_ms` None loads every IDMP record (a replayed effect); otherwise the expired ones
+    are left out, as Redis's loader does. RdbError for anything malformed.
+    """
+    r = Reader(payload[:-10])
+    kind = r.byte()
+    if kind == TYPE_STRING:
+        return r.string(), False
+    if kind in rdbstream.STREAM_TYPES:
+        return rdbstream.load(r, kind, now_ms)
+    raise RdbError(f"RDB type {kind} is not a type this engine holds")
