@@ -1,6 +1,6 @@
 """Typed calls beside the argv path: batched appends, the fast path for bulk producers.
 
-    xadd_many(keyspace, config, key, entries, now_ms) -> Result(reply=[id, ...], effects, ...)
+    xadd_many(keyspace, config, key, entries, now_ms, db) -> Result(reply=[id, ...], effects, ...)
 
 `xadd_many` is `XADD key * field value ...` once per entry, all at `now_ms`: the same IDs,
 the same state and the same node bytes. Its effect is one `XAPPEND key first-id counts ...`
@@ -38,8 +38,10 @@ def xadd_many(
     key: bytes,
     entries: Sequence[Sequence[bytes]],
     now_ms: int,
+    db: int = 0,
 ) -> Result:
-    """Append `entries` to the stream at `key` with automatic IDs; reply: their IDs."""
+    """Append `entries` to the stream at `key` (in `keyspace`, database `db`) with automatic
+    IDs; reply: their IDs."""
     if not entries:
         return Result([])
     _check_arity(entries[0])
@@ -52,7 +54,7 @@ def xadd_many(
     s.append_many(first, entries, config.node_max_bytes, config.node_max_entries)
     ids = format_ids(first, len(entries))
     effects: list[Argv] = [append.effect(key, ids[0], entries)]
-    return Result(cast("list[Reply]", ids), effects, [key], touched=[key])
+    return Result(cast("list[Reply]", ids), effects, [(db, key)], touched=[(db, key)])
 
 
 def format_ids(first: StreamID, n: int) -> list[bytes]:

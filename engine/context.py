@@ -1,21 +1,24 @@
 """What one command execution sees and produces.
 
 A handler gets a `Ctx`: the argv, the caller's `now_ms`, whether it is replaying shipped
-effects (`replicated`, Redis's "must obey client": no clock, LIMIT ignored), the keyspace and
-config. It returns its reply and records, through the context:
+effects (`replicated`, Redis's "must obey client": no clock, LIMIT ignored), the keyspace of
+the selected database (`keyspace`, which is `dbs[db]`; only commands that span databases, such
+as MOVE, SWAPDB, COPY ... DB and FLUSHALL, look at `dbs`) and config. It returns its reply and
+records, through the context:
 
 * `effects`: deterministic argvs that reproduce its changes on another engine; none when
   nothing changed (so read-only commands never produce any);
-* `signaled`: keys whose waiters (blocked XREAD/XREADGROUP) should retry;
-* `touched`: keys whose WATCHers' transactions must fail (Redis's signalModifiedKey): a key
-  added, deleted or replaced, entries added or removed, a stream created by XGROUP CREATE
-  MKSTREAM; not group or consumer state (XACK, XCLAIM, XREADGROUP, XGROUP SETID, XSETID
-  leave a WATCH alone, as in Redis 7);
+* `signaled`: (db, key) pairs whose waiters (blocked XREAD/XREADGROUP) should retry;
+* `touched`: (db, key) pairs whose WATCHers' transactions must fail (Redis's
+  signalModifiedKey): a key added, deleted or replaced, entries added or removed, a stream
+  created by XGROUP CREATE MKSTREAM; not group or consumer state (XACK, XCLAIM, XREADGROUP,
+  XGROUP SETID, XSETID leave a WATCH alone, as in Redis 7);
 * `block`: for a read that found nothing and may wait, what to wait on.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .keyspace import Keyspace
@@ -28,6 +31,8 @@ Argv = list[bytes]
 class EngineConfig:
     node_max_bytes: int = 4096  # stream-node-max-bytes; 0 = no limit (capped at 1 GiB)
     node_max_entries: int = 100  # stream-node-max-entries; 0 = no limit
+    databases: int = 16  # Redis's `databases`: db indexes are 0 .. databases - 1
+    random_seed: int = 0  # seeds the engine's RANDOMKEY sequence (engine.py)
 
 
 @dataclass(slots=True)
@@ -40,7 +45,8 @@ class BlockSpec:
     becomes idle enough for XREADGROUP CLAIM (Redis's stream_claim_pending_keys).
     `on_nokey` (Redis's unblock_on_nokey, set by XREADGROUP) wakes the read when a key is
     deleted or stops being a stream; without it such a signal leaves the read waiting
-    (`wakes_on`).
+    (`wakes_on`). `db` is the database the read runs in: it waits on (db, key) and is
+    re-executed there (Engine.execute sets it).
     """
 
     keys: list[bytes]
@@ -48,6 +54,7 @@ class BlockSpec:
     argv: Argv
     rerun_at_ms: int = 0
     on_nokey: bool = False
+    db: int = 0
 
     def wakes_on(self, is_stream: bool) -> bool:
         """Whether a signal of one of `keys`, now holding a stream or not, re-executes the
@@ -56,13 +63,16 @@ class BlockSpec:
         return is_stream or self.on_nokey
 
 
+Signaled = list[tuple[int, bytes]]  # (db, key)
+
+
 @dataclass(slots=True)
 class Result:
     reply: Reply
     effects: list[Argv] = field(default_factory=list)
-    signaled: list[bytes] = field(default_factory=list)
+    signaled: Signaled = field(default_factory=list)
     block: BlockSpec | None = None
-    touched: list[bytes] = field(default_factory=list)
+    touched: Signaled = field(default_factory=list)  # (db, key) a WATCH sees modified
 
 
 @dataclass(slots=True)
@@ -70,18 +80,26 @@ class Ctx:
     argv: Argv
     now_ms: int
     replicated: bool
-    keyspace: Keyspace
+    dbs: list[Keyspace]  # every database; WARNING: SWAPDB swaps the list's items
+    db: int  # the selected database
     config: EngineConfig
     effects: list[Argv] = field(default_factory=list)
-    signaled: list[bytes] = field(default_factory=list)
+    signaled: Signaled = field(default_factory=list)
     block: BlockSpec | None = None
-    touched: list[bytes] = field(default_factory=list)
+    touched: Signaled = field(default_factory=list)
+    draw: Callable[[], int] = lambda: 0  # the engine's next pseudo-random u64 (RANDOMKEY)
+
+    @property
+    def keyspace(self) -> Keyspace:
+        return self.dbs[self.db]
 
     def propagate(self, argv: Argv) -> None:
         self.effects.append(argv)
 
-    def signal(self, key: bytes) -> None:
-        self.signaled.append(key)
+    def signal(self, key: bytes, db: int | None = None) -> None:
+        """Wake the readers blocked on `key` in `db` (default: the selected database)."""
+        self.signaled.append((self.db if db is None else db, key))
 
-    def touch(self, key: bytes) -> None:
-        self.touched.append(key)
+    def touch(self, key: bytes, db: int | None = None) -> None:
+        """Fail the transactions WATCHing `key` in `db` (default: the selected database)."""
+        self.touched.append((self.db if db is None else db, key))

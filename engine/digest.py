@@ -1,10 +1,11 @@
 """State digests and integrity checks.
 
-`key_digest` hashes a key's *logical* state: for a stream its metadata and live entries in
+`value_digest` hashes a key's *logical* state: for a stream its metadata and live entries in
 order, never its node layout, so two engines with different node limits that applied the same
-effects have equal digests. `check_integrity` verifies every structural invariant of a stream
-(listpack headers and backlens, node counters, entry order, master IDs, rax order, metadata
-against entries) and raises AssertionError naming the first broken one.
+effects have equal digests; `databases_digest` covers every database. `check_integrity`
+verifies every structural invariant of a stream (listpack headers and backlens, node counters,
+entry order, master IDs, rax order, metadata against entries) and raises AssertionError naming
+the first broken one.
 """
 
 from __future__ import annotations
@@ -69,6 +70,16 @@ def keyspace_digest(keyspace: Keyspace) -> bytes:
         v = keyspace.get(key)
         assert v is not None
         h.update(_chunk(key) + value_digest(v))
+    return h.digest()
+
+
+def databases_digest(dbs: list[Keyspace]) -> bytes:
+    """Every non-empty database's index and keyspace digest: equal engines, equal digests,
+    whatever their count of (empty) databases."""
+    h = hashlib.blake2b(digest_size=20)
+    for db, keyspace in enumerate(dbs):
+        if len(keyspace):
+            h.update(b"db" + _U64.pack(db) + keyspace_digest(keyspace))
     return h.digest()
 
 

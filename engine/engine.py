@@ -1,12 +1,26 @@
-"""The engine: a keyspace of streams behind one argv entry point.
+"""The engine: Redis's numbered databases of streams behind one argv entry point.
 
-    Engine.execute(argv, now_ms)  -> Result(reply, effects, signaled, block, touched)
-    Engine.apply(effect)          -> replays a shipped effect (no clock, LIMIT ignored)
-    Engine.xadd_many(key, entries, now_ms) -> many `XADD key *` at once (api.py)
+    Engine.execute(argv, now_ms, db)  -> Result(reply, effects, signaled, block, touched)
+    Engine.apply(effect)              -> replays a shipped effect (no clock, LIMIT ignored)
+    Engine.apply_record(effects)      -> replays one record's effects, from db 0
+    Engine.xadd_many(key, entries, now_ms, db) -> many `XADD key *` at once (api.py)
 
 `execute` is all-or-nothing: a command either succeeds, or raises StreamError and changes
 nothing. Effects are deterministic argvs: applying them, in order, to another engine (whatever
 its node limits) reproduces this engine's logical state, which `digest()` compares.
+
+Databases (`config.databases`, 16 by default, as Redis): `dbs[i]` is database i's keyspace. A
+command runs in the database its caller (a connection) selected; SELECT itself is the
+connection's business (`check_db` gives Redis's errors for an index). The effects of a command
+run in db n != 0 start with `SELECT n`, an effect only `apply` knows (Redis's propagation emits
+SELECT the same way), so one command's effects are self-contained: `apply_record` starts each
+record in db 0 and a `SELECT` moves it, and a record written before databases existed (no
+SELECT) applies to db 0. MOVE, SWAPDB, COPY ... DB and FLUSHALL ship as themselves: they
+replay exactly from the db they ran in.
+
+RANDOMKEY's randomness is the engine's own: a splitmix64 sequence (seeded by
+`config.random_seed`) advanced once per draw, so an engine answers the same calls the same
+way, and no clock or OS randomness enters it.
 """
 
 from __future__ import annotations
@@ -14,46 +28,106 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import api, commands, digest
-from .context import Argv, BlockSpec, Ctx, EngineConfig, Result
+from .context import Argv, BlockSpec, Ctx, EngineConfig, Result, Signaled
+from .errors import StreamError, not_integer
+from .ids import string2ll
 from .keyspace import Keyspace
+from .reply import OK
 from .stream import Stream
+
+_MASK64 = (1 << 64) - 1
 
 
 class Engine:
     def __init__(self, config: EngineConfig | None = None) -> None:
         self.config = config or EngineConfig()
-        self.keyspace = Keyspace()
+        self.dbs = [Keyspace() for _ in range(self.config.databases)]  # db index -> keyspace
         self.foreign_layout = False  # True once a snapshot brought nodes built elsewhere
+        self.apply_db = 0  # the db `apply` replays into; SELECT effects move it
+        self._draws = 0  # RANDOMKEY draws so far
 
-    def execute(self, argv: Argv, now_ms: int = 0, *, replicated: bool = False) -> Result:
+    @property
+    def keyspace(self) -> Keyspace:
+        """Database 0's keyspace (the only one of engines before databases)."""
+        return self.dbs[0]
+
+    def execute(
+        self, argv: Argv, now_ms: int = 0, db: int = 0, *, replicated: bool = False
+    ) -> Result:
+        """Run one command in database `db` (a valid index: see check_db)."""
         cmd = commands.lookup(argv)
-        ctx = Ctx(argv, now_ms, replicated, self.keyspace, self.config)
+        ctx = Ctx(argv, now_ms, replicated, self.dbs, db, self.config, draw=self._draw)
         reply = cmd.handler(ctx)
-        return Result(reply, ctx.effects, ctx.signaled, ctx.block, ctx.touched)
+        effects = ctx.effects
+        if effects and db:
+            effects.insert(0, select(db))
+        if ctx.block is not None:
+            ctx.block.db = db
+        return Result(reply, effects, ctx.signaled, ctx.block, ctx.touched)
 
-    def xadd_many(self, key: bytes, entries: Sequence[Sequence[bytes]], now_ms: int) -> Result:
+    def check_db(self, index: bytes | int) -> int:
+        """The database index `index` names, or Redis's SELECT errors."""
+        n = string2ll(index) if isinstance(index, bytes) else index
+        if n is None:
+            raise not_integer()
+        if not 0 <= n < len(self.dbs):
+            raise StreamError("DB index is out of range")
+        return n
+
+    def xadd_many(
+        self, key: bytes, entries: Sequence[Sequence[bytes]], now_ms: int, db: int = 0
+    ) -> Result:
         """`XADD key * field value ...` once per entry, batched; see api.py."""
-        return api.xadd_many(self.keyspace, self.config, key, entries, now_ms)
+        result = api.xadd_many(self.dbs[db], self.config, key, entries, now_ms, db)
+        if result.effects and db:
+            result.effects.insert(0, select(db))
+        return result
 
     def apply(self, effect: Argv) -> Result:
-        """Replay one effect shipped by another engine."""
-        return self.execute(effect, 0, replicated=True)
+        """Replay one effect shipped by another engine, in `apply_db`."""
+        if effect and effect[0].upper() == b"SELECT":
+            assert len(effect) == 2, effect
+            self.apply_db = self.check_db(effect[1])
+            return Result(OK)
+        return self.execute(effect, 0, self.apply_db, replicated=True)
+
+    def apply_record(self, effects: Sequence[Argv]) -> Result:
+        """Replay one record's effects from db 0; the (db, key)s they signal and touch (the
+        Result's reply is None, its effects empty)."""
+        self.apply_db = 0
+        signaled: Signaled = []
+        touched: Signaled = []
+        for effect in effects:
+            r = self.apply(effect)
+            signaled += r.signaled
+            touched += r.touched
+        return Result(None, [], signaled, None, touched)
+
+    def adopt(self, other: Engine) -> None:
+        """Take `other`'s data (a state rebuilt elsewhere: a snapshot, a log replay)."""
+        assert len(other.dbs) == len(self.dbs)
+        self.dbs[:] = other.dbs  # in place: a Ctx or sliced read holding `dbs` sees it
+        self.foreign_layout = other.foreign_layout
 
     def wakes(self, spec: BlockSpec, key: bytes) -> bool:
         """Whether a signal of `key` re-executes the read blocked on `spec` (see BlockSpec)."""
-        return spec.wakes_on(isinstance(self.keyspace.get(key), Stream))
+        return spec.wakes_on(isinstance(self.dbs[spec.db].get(key), Stream))
 
     def is_write(self, argv: Argv) -> bool:
         return commands.lookup(argv).write
 
-    def key_digest(self, key: bytes) -> bytes | None:
+    def key_count(self) -> int:
+        """Keys in every database."""
+        return sum(map(len, self.dbs))
+
+    def key_digest(self, key: bytes, db: int = 0) -> bytes | None:
         """Digest of one key's logical state (None if missing); layout-independent."""
-        v = self.keyspace.get(key)
+        v = self.dbs[db].get(key)
         return None if v is None else digest.value_digest(v)
 
     def digest(self) -> bytes:
-        """Digest of the whole keyspace's logical state."""
-        return digest.keyspace_digest(self.keyspace)
+        """Digest of every database's logical state."""
+        return digest.databases_digest(self.dbs)
 
     def check_integrity(self) -> None:
         """Raise AssertionError if any structural invariant is broken.
@@ -63,4 +137,22 @@ class Engine:
         """
         cfg = self.config
         limits = None if self.foreign_layout else (cfg.node_max_bytes, cfg.node_max_entries)
-        digest.check_keyspace(self.keyspace, limits)
+        assert len(self.dbs) == cfg.databases, f"{len(self.dbs)} databases"
+        for db, keyspace in enumerate(self.dbs):
+            try:
+                digest.check_keyspace(keyspace, limits)
+            except AssertionError as e:
+                raise AssertionError(f"db {db}: {e}") from None
+
+    def _draw(self) -> int:
+        """The next number of the splitmix64 sequence seeded by config.random_seed."""
+        self._draws += 1
+        z = (self.config.random_seed + self._draws * 0x9E3779B97F4A7C15) & _MASK64
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+        return z ^ (z >> 31)
+
+
+def select(db: int) -> Argv:
+    """The effect that moves `apply` to database `db`."""
+    return [b"SELECT", b"%d" % db]

@@ -1,10 +1,13 @@
-"""Snapshots: the whole keyspace as bytes, listpack nodes written as they are (as RDB does).
+"""Snapshots: every database as bytes, listpack nodes written as they are (as RDB does).
 
     +----------+---------+----------------------------------+------+------------------+
     | XSTRSNAP | ver u16 | record ... record                | 0xFF | blake2b-16 of    |
     | (magic)  |         |                                  | end  | everything before|
     +----------+---------+----------------------------------+------+------------------+
 
+    select db       0xFE | db u32 (version 3+; RDB's SELECTDB): the records after it, up to
+                    the next one, are that database's keys; before any, db 0's. Written
+                    before each non-empty database's keys, in increasing db order
     string record   0x01 | key | value                      (key/value: u32 length + bytes)
     stream record   0x02 | key | length u64 | entries_added u64 | last_id 16 | first_id 16 |
                     max_deleted_entry_id 16 | max_trimmed_entry_id 16 (version 2+) |
@@ -22,7 +25,8 @@ All integers are big-endian; IDs are their 16-byte rax keys. `dump_chunks` yield
 in pieces of about `chunk_size` bytes (node bytes are never copied into an intermediate
 object), which is what a full resync streams. `restore` checks magic, version, length and
 checksum before parsing, then checks every node's structure; a corrupt, truncated or
-unknown-version snapshot raises SnapshotError and leaves the engine untouched.
+unknown-version snapshot (or one naming a database the engine does not have) raises
+SnapshotError and leaves the engine untouched. Versions 1 and 2 (no databases) load into db 0.
 """
 
 from __future__ import annotations
@@ -38,13 +42,14 @@ from .digest import check_stream
 from .errors import SnapshotError
 from .groups import ConsumerGroup
 from .ids import StreamID
-from .keyspace import Keyspace
+from .keyspace import Keyspace, Value
 from .stream import Stream
 
 MAGIC = b"XSTRSNAP"
-VERSION = 2  # 2 added max_trimmed_entry_id; version 1 files still load
+VERSION = 3  # 2 added max_trimmed_entry_id, 3 databases; versions 1 and 2 still load
 _TYPE_STRING = 1
 _TYPE_STREAM = 2
+_SELECT_DB = 0xFE
 _END = 0xFF
 _SUM_SIZE = 16
 _HDR = struct.Struct(">8sH")
@@ -56,7 +61,7 @@ _META_V1 = struct.Struct(">QQ16s16s16sIIQQQ")
 
 
 class _Protocol(Protocol):  # the Engine's shape, without importing engine.py (no cycle)
-    keyspace: Keyspace
+    dbs: list[Keyspace]
     foreign_layout: bool
 
 
@@ -65,12 +70,13 @@ def dump_chunks(engine: _Protocol, chunk_size: int = 1 << 20) -> Iterator[bytes]
     h = hashlib.blake2b(digest_size=_SUM_SIZE)
     buf: list[bytes] = [_HDR.pack(MAGIC, VERSION)]
     size = len(buf[0])
-    for key in sorted(engine.keyspace):
-        value = engine.keyspace.get(key)
-        assert value is not None
-        if isinstance(value, bytes):
+    for db, key, value in _records(engine.dbs):
+        if key is None:
+            parts = [bytes((_SELECT_DB,)), _U32.pack(db)]
+        elif isinstance(value, bytes):
             parts = [bytes((_TYPE_STRING,)), _U32.pack(len(key)), key, _U32.pack(len(value)), value]
         else:
+            assert isinstance(value, Stream)
             parts = [bytes((_TYPE_STREAM,)), _U32.pack(len(key)), key, _stream_meta(value)]
         for p in parts:
             buf.append(p)
@@ -92,6 +98,15 @@ def dump_chunks(engine: _Protocol, chunk_size: int = 1 << 20) -> Iterator[bytes]
     chunk = b"".join(buf)
     h.update(chunk)
     yield chunk + h.digest()
+
+
+def _records(dbs: list[Keyspace]) -> Iterator[tuple[int, bytes | None, Value | None]]:
+    """(db, None, None) where a database starts, then (db, key, value) for each of its keys."""
+    for db, keyspace in enumerate(dbs):
+        if len(keyspace):
+            yield db, None, None
+            for key in sorted(keyspace):
+                yield db, key, keyspace.get(key)
 
 
 def _groups(s: Stream) -> bytes:
@@ -127,6 +142,22 @@ def _idmp(s: Stream) -> bytes:
     return b"".join(parts)
 
 
+def copy_value(value: Value) -> Value:
+    """A deep copy of a value made through its snapshot form (COPY's): a stream keeps its
+    entries and node layout, metadata, groups with their consumers, PELs and NACK zone, and
+    its IDMP history."""
+    if isinstance(value, bytes):
+        return value
+    parts = [_stream_meta(value)]
+    for nkey, lp in value.nodes():
+        parts += [nkey, _U32.pack(len(lp)), bytes(lp)]
+    data = b"".join([*parts, _groups(value), _idmp(value)])
+    copy, end = _stream(memoryview(data), 0, False, VERSION)
+    assert end == len(data)
+    copy.foreign_nodes = value.foreign_nodes  # the same nodes: built under the same limits
+    return copy
+
+
 def dump(engine: _Protocol) -> bytes:
     return b"".join(dump_chunks(engine))
 
@@ -148,13 +179,13 @@ def _stream_meta(s: Stream) -> bytes:
 
 
 def restore(engine: _Protocol, data: bytes, deep: bool = False) -> None:
-    """Replace the engine's keyspace with the snapshot's, or raise SnapshotError."""
-    engine.keyspace = load(data, deep)
+    """Replace the engine's databases with the snapshot's, or raise SnapshotError."""
+    engine.dbs[:] = load(data, deep, len(engine.dbs))
     engine.foreign_layout = True
 
 
-def load(data: bytes, deep: bool = False) -> Keyspace:
-    """Parse and verify a snapshot into a new Keyspace.
+def load(data: bytes, deep: bool = False, databases: int = 16) -> list[Keyspace]:
+    """Parse and verify a snapshot into `databases` new keyspaces.
 
     The checksum vouches for the bytes; structure is checked cheaply (headers, counters,
     node order, length), or fully with `deep` (every element and backlen, as check_integrity).
@@ -165,26 +196,36 @@ def load(data: bytes, deep: bool = False) -> Keyspace:
     magic, version = _HDR.unpack_from(data)
     if magic != MAGIC:
         raise SnapshotError("not an xstream snapshot (bad magic)")
-    if version not in (1, VERSION):
+    if version not in (1, 2, VERSION):
         raise SnapshotError(f"unsupported snapshot version {version} (this build reads {VERSION})")
     body, checksum = data[:-_SUM_SIZE], data[-_SUM_SIZE:]
     if hashlib.blake2b(body, digest_size=_SUM_SIZE).digest() != checksum:
         raise SnapshotError("snapshot checksum mismatch: the file is corrupt or truncated")
     try:
-        return _parse(memoryview(body), hdr, deep, version)
+        return _parse(memoryview(body), hdr, deep, version, databases)
     except (struct.error, ValueError, IndexError, AssertionError) as e:
         raise SnapshotError(f"snapshot structure is invalid: {e}") from None
 
 
-def _parse(body: memoryview, pos: int, deep: bool, version: int) -> Keyspace:
-    ks = Keyspace()
+def _parse(body: memoryview, pos: int, deep: bool, version: int, databases: int) -> list[Keyspace]:
+    dbs = [Keyspace() for _ in range(databases)]
+    db, ks = 0, dbs[0]
     while True:
         kind = body[pos]
         pos += 1
         if kind == _END:
             if pos != len(body):
                 raise ValueError("bytes after the end marker")
-            return ks
+            return dbs
+        if kind == _SELECT_DB and version >= 3:
+            (n,) = _U32.unpack_from(body, pos)
+            pos += 4
+            if n >= databases:
+                raise ValueError(f"db {n} is beyond this engine's {databases} databases")
+            if n < db or (n == db and len(ks)):
+                raise ValueError(f"db {n} out of order")
+            db, ks = n, dbs[n]
+            continue
         key, pos = _bytes(body, pos)
         if key in ks:
             raise ValueError(f"duplicate key {key!r}")

@@ -239,11 +239,11 @@ class Primary(Node):
     # ------------------------------------------------------------ writes
 
     async def write(
-        self, argv: Argv, concern: WriteConcern | None, settle: bool = True
+        self, argv: Argv, concern: WriteConcern | None, db: int = 0, settle: bool = True
     ) -> tuple[Reply, int]:
         self._check_writable()
         self._check_min_replicas()
-        result = self.engine.execute(argv, now_ms())
+        result = self.engine.execute(argv, now_ms(), db)
         self.commit(result)
         if result.block is not None:
             result = await self.block(result.block, self._write_again)
@@ -257,7 +257,7 @@ class Primary(Node):
         self._check_min_replicas()
 
     async def write_batch(
-        self, argvs: list[Argv], concern: WriteConcern | None
+        self, argvs: list[Argv], concern: WriteConcern | None, db: int = 0
     ) -> list[Reply | StreamError]:
         try:
             self.check_writes()
@@ -267,7 +267,7 @@ class Primary(Node):
         batch.count(argvs)
         limit = self.limits.proto_max_bulk_len
         if all(max(map(len, argv)) <= limit for argv in argvs):
-            batch.run_writes(self.engine, argvs, now)
+            batch.run_writes(self.engine, argvs, now, db)
             return await self.commit_batch(batch, concern)
         for argv in argvs:
             try:
@@ -275,7 +275,7 @@ class Primary(Node):
             except StreamError as e:
                 batch.fail(e)
                 continue
-            batch.run(self.engine, argv, now)
+            batch.run(self.engine, argv, now, db)
         return await self.commit_batch(batch, concern)
 
     async def commit_batch(
@@ -290,30 +290,34 @@ class Primary(Node):
             return batch.failed(e)
         return batch.replies
 
-    def _write_again(self, argv: Argv) -> Result:
+    def _write_again(self, argv: Argv, db: int) -> Result:
         self._check_writable()
-        result = self.engine.execute(argv, now_ms())
+        result = self.engine.execute(argv, now_ms(), db)
         self.commit(result)
         return result
 
     async def pipeline(
-        self, argvs: list[Argv], concern: WriteConcern | None, client_offset: int = 0
+        self,
+        argvs: list[Argv],
+        concern: WriteConcern | None,
+        client_offset: int = 0,
+        db: int = 0,
     ) -> tuple[list[Reply | StreamError], int]:
         """Each command in order (others may interleave while one blocks); settled once."""
         before = self.offset
-        out, _ = await super().pipeline(argvs, concern, client_offset)
+        out, _ = await super().pipeline(argvs, concern, client_offset, db)
         if self.offset != before:
             await self.settle(self.offset, concern)
         return out, self.offset
 
     async def pipelined(
-        self, argv: Argv, concern: WriteConcern | None, client_offset: int
+        self, argv: Argv, concern: WriteConcern | None, client_offset: int, db: int = 0
     ) -> Reply:
         """A write is logged and shipped, not settled: the pipeline settles once at its end."""
         if argv and self.engine_is_write(argv):
             self.limits.check_args(argv)
-            return (await self.write(argv, None, settle=False))[0]
-        return (await self.execute(argv, None, client_offset))[0]
+            return (await self.write(argv, None, db, settle=False))[0]
+        return (await self.execute(argv, None, client_offset, db))[0]
 
     def engine_is_write(self, argv: Argv) -> bool:
         try:
@@ -321,11 +325,13 @@ class Primary(Node):
         except StreamError:
             return False
 
-    async def ingest_batch(self, key: bytes, entries: list[list[bytes]]) -> list[bytes]:
+    async def ingest_batch(
+        self, key: bytes, entries: list[list[bytes]], db: int = 0
+    ) -> list[bytes]:
         """One `XADD key *` per entry as one record; settle with `settle()` after the stream."""
         self._check_writable()
         self._check_min_replicas()
-        result = self.engine.xadd_many(key, entries, now_ms())
+        result = self.engine.xadd_many(key, entries, now_ms(), db)
         self.commit(result)
         METRICS.entries_ingested.inc(len(entries))
         return result.reply  # type: ignore[return-value]
@@ -423,8 +429,7 @@ class Primary(Node):
         except (OSError, AssertionError, records.CorruptRecordError) as e:
             slog("rollback_failed_exiting", level="critical", end=end, error=str(e))
             os._exit(70)
-        self.engine.keyspace = fresh.keyspace
-        self.engine.foreign_layout = fresh.foreign_layout
+        self.engine.adopt(fresh)
         if end < self.backlog.end:  # fsync=always: nothing past `end` was shipped
             self.backlog = Backlog.holding(self.backlog.capacity, end, b"".join(tail))
             METRICS.offset.set(end)
@@ -623,7 +628,8 @@ class Primary(Node):
             "history": self.epochs.history,
             "offset": self.offset,
             "replicas": reps,
-            "keys": len(self.engine.keyspace),
+            "keys": self.engine.key_count(),
+            "db_keys": [len(keyspace) for keyspace in self.engine.dbs],
             "full_syncs": self.full_syncs,
             "partial_syncs": self.partial_syncs,
             "backlog_start": self.backlog.start,

@@ -49,6 +49,7 @@ from collections import deque
 from typing import Any
 
 from xstream.engine import Engine, StreamError, snapshot
+from xstream.engine.context import Signaled
 from xstream.engine.errors import CoreError
 from xstream.engine.reply import Reply
 from xstream.node import epochs, records, replids
@@ -119,7 +120,9 @@ class Replica(Node):
     def offset(self) -> int:
         return self._offset
 
-    async def write(self, argv: Argv, concern: WriteConcern | None) -> tuple[Reply, int]:
+    async def write(
+        self, argv: Argv, concern: WriteConcern | None, db: int = 0
+    ) -> tuple[Reply, int]:
         raise self.readonly()
 
     def check_writes(self) -> None:
@@ -138,7 +141,9 @@ class Replica(Node):
                 )
             await self._applied.wait(left)
 
-    async def ingest_batch(self, key: bytes, entries: list[list[bytes]]) -> list[bytes]:
+    async def ingest_batch(
+        self, key: bytes, entries: list[list[bytes]], db: int = 0
+    ) -> list[bytes]:
         raise self.readonly()
 
     async def settle(self, offset: int, concern: WriteConcern | None) -> None:
@@ -281,9 +286,8 @@ class Replica(Node):
         t0, was = time.monotonic(), self._offset
         self.store.cut_back(offset)
         fresh = Engine(self.engine.config)
-        rec = self.store.recover(fresh, fresh.apply, set_aside=True)
-        self.engine.keyspace = fresh.keyspace
-        self.engine.foreign_layout = fresh.foreign_layout
+        rec = self.store.recover(fresh, fresh.apply_record, set_aside=True)
+        self.engine.adopt(fresh)
         self._offset = self.received = self.primary_offset = rec.offset
         self.pending = b""
         self.backlog = Backlog.holding(self.backlog.capacity, rec.offset, b"".join(rec.tail))
@@ -312,8 +316,7 @@ class Replica(Node):
         self.backlog = Backlog(self.backlog.capacity, offset)
         replids.save(self.store.dir, {"replid": replid})
         self.replid = replid
-        self.engine.keyspace = fresh.keyspace
-        self.engine.foreign_layout = True
+        self.engine.adopt(fresh)
         self._offset = self.received = self.primary_offset = offset
         self.pending = b""
         self.full_syncs += 1
@@ -328,7 +331,7 @@ class Replica(Node):
             "full_sync_done",
             offset=offset,
             bytes=len(data),
-            keys=len(self.engine.keyspace),
+            keys=self.engine.key_count(),
             load_seconds=round(time.monotonic() - t0, 3),
         )
 
@@ -342,14 +345,14 @@ class Replica(Node):
         self.received += len(data)
         buf = self.pending + data if self.pending else data
         pos = 0
-        signaled: list[bytes] = []
-        touched: list[bytes] = []
+        signaled: Signaled = []
+        touched: Signaled = []
         try:
             for begin, stop in records.scan(buf):
-                for argv in records.decode_payload(records.payload(buf, begin, stop)):
-                    result = self.engine.apply(argv)
-                    signaled += result.signaled
-                    touched += result.touched
+                effects = records.decode_payload(records.payload(buf, begin, stop))
+                result = self.engine.apply_record(effects)
+                signaled += result.signaled
+                touched += result.touched
                 pos = stop
         except (records.CorruptRecordError, StreamError) as e:
             raise Diverged(f"record at {self._offset + pos} does not apply: {e}") from e
@@ -427,7 +430,8 @@ class Replica(Node):
             "link": self.link,
             "lag_offset": max(0, self.primary_offset - self._offset),
             "lag_ms": self.lag_ms(),
-            "keys": len(self.engine.keyspace),
+            "keys": self.engine.key_count(),
+            "db_keys": [len(keyspace) for keyspace in self.engine.dbs],
             "full_syncs": self.full_syncs,
             "partial_syncs": self.partial_syncs,
             "snapshot_offset": self.store.snapshot_offset,

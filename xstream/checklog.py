@@ -68,7 +68,7 @@ def check_log(args: argparse.Namespace) -> int:
     from xstream.node.store import Store  # noqa: PLC0415 (the server extra: see the imports)
 
     engine = Engine()
-    fixed = Store(directory, "always").recover(engine, engine.apply, set_aside=True)
+    fixed = Store(directory, "always").recover(engine, engine.apply_record, set_aside=True)
     print(f"repaired: the log now ends at offset {fixed.offset}; the cut bytes are kept as "
           f"*.corrupt files in {directory}")  # fmt: skip
     return 0
@@ -78,7 +78,7 @@ def _inspect(directory: Path) -> Recovery:
     from xstream.node.store import Store  # noqa: PLC0415 (the server extra: see the imports)
 
     engine = Engine()
-    return Store(directory, "always").recover(engine, engine.apply, dry_run=True)
+    return Store(directory, "always").recover(engine, engine.apply_record, dry_run=True)
 
 
 def _would_cut(directory: Path, damage: Damage) -> str:

@@ -5,6 +5,8 @@
                            floor); an error's trailer: the node's offset
     EPOCH_KEY              metadata `xstream-epoch`: the highest epoch a client has seen; a
                            reply's trailer: the node's epoch
+    DB_KEY                 metadata `xstream-db`: the database a request runs in (default 0;
+                           Redis's SELECT, per request)
     ERROR_MARK             trailer `xstream-error: 1`: the status details are a Redis error line
     PRIMARY_KEY            trailer `xstream-primary`: on a replica's error, its primary
     write_concern()        acks names ("leader", "quorum", "all") -> a WriteConcern message
@@ -33,6 +35,8 @@ MAX_MESSAGE = 256 << 20  # bytes: gRPC's send and receive limits, on both sides
 OFFSET_KEY = "xstream-offset"
 # Request metadata: the highest epoch the client has seen; trailing metadata: the node's epoch.
 EPOCH_KEY = "xstream-epoch"
+# Request metadata: the database index the request's commands run in (absent: 0)
+DB_KEY = "xstream-db"
 ERROR_MARK = ("xstream-error", "1")  # trailing metadata: the status details are an error line
 PRIMARY_KEY = "xstream-primary"  # trailing metadata of a replica's error: its primary's address
 

@@ -1,4 +1,6 @@
-"""The small keyspace: DEL, EXISTS, TYPE, KEYS, SCAN, FLUSHALL, MEMORY USAGE, and SET/GET.
+"""The small keyspace of the selected database: DEL (and UNLINK, the same here), EXISTS, TYPE,
+KEYS, SCAN, DBSIZE, MEMORY USAGE, and SET/GET. Commands across keys and databases are in
+databases.py.
 
 SCAN's cursor is a position in the order of a fixed 63-bit hash of each key (never 0), so a
 key present for the whole scan is returned at least once whatever is added or removed
@@ -47,18 +49,6 @@ def keys(ctx: Ctx) -> Reply:
 
 def dbsize(ctx: Ctx) -> Reply:
     return len(ctx.keyspace)
-
-
-def flushall(ctx: Ctx) -> Reply:
-    if len(ctx.argv) > 2 or (len(ctx.argv) == 2 and word(ctx.argv[1]) not in (b"async", b"sync")):
-        raise syntax_error()
-    if len(ctx.keyspace):
-        for k in list(ctx.keyspace):
-            ctx.signal(k)
-            ctx.touch(k)
-        ctx.keyspace.clear()
-    ctx.propagate([b"FLUSHALL"])
-    return OK
 
 
 def scan_hash(key: bytes) -> int:

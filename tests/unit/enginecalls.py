@@ -24,11 +24,12 @@ def argv(*words: Word) -> list[bytes]:
     return out
 
 
-def run(e: Engine, *words: Word, now: int = 1000) -> Result:
-    """Execute; on success check integrity, on error check nothing changed, then re-raise."""
+def run(e: Engine, *words: Word, now: int = 1000, db: int = 0) -> Result:
+    """Execute (in database `db`); on success check integrity, on error check nothing
+    changed, then re-raise."""
     before = e.digest()
     try:
-        result = e.execute(argv(*words), now_ms=now)
+        result = e.execute(argv(*words), now_ms=now, db=db)
     except StreamError:
         assert e.digest() == before, "a failed command changed the keyspace"
         raise
@@ -36,21 +37,21 @@ def run(e: Engine, *words: Word, now: int = 1000) -> Result:
     return result
 
 
-def call(e: Engine, *words: Word, now: int = 1000) -> Reply:
-    return run(e, *words, now=now).reply
+def call(e: Engine, *words: Word, now: int = 1000, db: int = 0) -> Reply:
+    return run(e, *words, now=now, db=db).reply
 
 
-def error(e: Engine, *words: Word, now: int = 1000) -> str:
+def error(e: Engine, *words: Word, now: int = 1000, db: int = 0) -> str:
     """The error line the command fails with (the test fails if it succeeds)."""
     try:
-        reply = run(e, *words, now=now).reply
+        reply = run(e, *words, now=now, db=db).reply
     except StreamError as err:
         return err.line
     raise AssertionError(f"expected an error, got {reply!r}")
 
 
-def effects(e: Engine, *words: Word, now: int = 1000) -> list[list[bytes]]:
-    return run(e, *words, now=now).effects
+def effects(e: Engine, *words: Word, now: int = 1000, db: int = 0) -> list[list[bytes]]:
+    return run(e, *words, now=now, db=db).effects
 
 
 def engine(max_bytes: int = 4096, max_entries: int = 100) -> Engine:

@@ -73,33 +73,34 @@ TOUCHES = [
 
 @pytest.mark.parametrize(("line", "touched"), TOUCHES)
 def test_touched_keys_are_redis_modified_keys(line: str, touched: list[bytes]) -> None:
-    assert sorted(prepared().execute(a(line), 5).touched) == sorted(touched)
+    assert sorted(prepared().execute(a(line), 5).touched) == sorted((0, k) for k in touched)
 
 
 def test_touched_keys_replay_on_the_replica_side() -> None:
     e, r = prepared(), prepared()
     result = e.execute(a("XADD s MAXLEN = 1 * f v"), 5)
     replayed = [k for eff in result.effects for k in r.apply(eff).touched]
-    assert set(replayed) == {b"s"}
+    assert set(replayed) == {(0, b"s")}
 
 
 def test_xadd_many_touches_its_key() -> None:
-    assert Engine().xadd_many(b"s", [[b"f", b"v"]] * 3, 5).touched == [b"s"]
+    assert Engine().xadd_many(b"s", [[b"f", b"v"]] * 3, 5).touched == [(0, b"s")]
+    assert Engine().xadd_many(b"s", [[b"f", b"v"]], 5, db=4).touched == [(4, b"s")]
 
 
 def test_watches_registry() -> None:
     w1, w2, reg = Watch(), Watch(), Watches()
-    reg.add(w1, [b"a", b"b"])
-    reg.add(w2, [b"b"])
-    reg.touch([b"x"])
+    reg.add(w1, [(0, b"a"), (0, b"b")])
+    reg.add(w2, [(0, b"b")])
+    reg.touch([(0, b"x"), (1, b"a")])  # another key, or the same name in another database
     assert not w1.dirty and not w2.dirty
-    reg.touch([b"a"])
+    reg.touch([(0, b"a")])
     assert w1.dirty and not w1.keys and not w2.dirty  # a dirty watch stops watching
-    reg.add(w1, [b"c"])  # no point once dirty (Redis's watchCommand)
+    reg.add(w1, [(0, b"c")])  # no point once dirty (Redis's watchCommand)
     assert len(reg) == 1
     reg.drop(w2)
     assert len(reg) == 0
-    reg.add(w2, [b"z"])
+    reg.add(w2, [(0, b"z")])
     reg.touch_all()
     assert w2.dirty
 
@@ -180,7 +181,7 @@ def test_transaction_is_one_record_at_one_time(tmp_path: Path) -> None:
 def test_transaction_aborted_by_a_touched_watch(tmp_path: Path) -> None:
     p = make_primary(tmp_path)
     watch = Watch()
-    p.watches.add(watch, [b"s"])
+    p.watches.add(watch, [(0, b"s")])
     asyncio.run(p.write(a("XADD t * f v"), None))
     assert not watch.dirty  # another key
     asyncio.run(p.write_batch([a("XADD s * f v")], None))

@@ -127,3 +127,30 @@ def test_claim_reader_gets_an_entry_once_it_has_been_idle_long_enough(tmp_path: 
     assert (entry_id, count) == (b"1-0", 1)
     assert isinstance(idle, int) and idle >= 300
     assert 0.25 <= took < 1.0
+
+
+def test_a_blocked_xread_waits_on_its_database(tmp_path: Path) -> None:
+    """A read blocked in db 9 is woken by an XADD in db 9 only, and a stream MOVEd there."""
+
+    async def scenario() -> tuple[bool, Reply | str, Reply | str]:
+        p = make_primary(tmp_path)
+        read = w("XREAD", "BLOCK", 0, "STREAMS", "s", "$")
+        task = asyncio.ensure_future(p.execute(read, None, 0, 9))
+        await asyncio.sleep(0.02)
+        await p.execute(w("XADD", "s", "1-0", "f", "db0"))
+        await asyncio.sleep(0.05)
+        waiting = not task.done()
+        await p.execute(w("XADD", "s", "2-0", "f", "db9"), None, 0, 9)
+        first = await answer(task, 1.0)
+        moved = asyncio.ensure_future(
+            p.execute(w("XREAD", "BLOCK", 0, "STREAMS", "t", 0), None, 0, 4)
+        )
+        await asyncio.sleep(0.02)
+        await p.execute(w("XADD", "t", "5-0", "f", "v"), None, 0, 3)
+        await p.execute(w("MOVE", "t", 4), None, 0, 3)
+        return waiting, first, await answer(moved, 1.0)
+
+    waiting, first, moved = asyncio.run(scenario())
+    assert waiting
+    assert first == [[b"s", [[b"2-0", [b"f", b"db9"]]]]]
+    assert moved == [[b"t", [[b"5-0", [b"f", b"v"]]]]]

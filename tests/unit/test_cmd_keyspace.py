@@ -31,7 +31,7 @@ def test_del_counts_each_key_once() -> None:
     result = run(e, "DEL", "s1", "k1", "s1", "nokey")
     assert result.reply == 2
     assert result.effects == [[b"DEL", b"s1", b"k1"]]
-    assert result.signaled == [b"s1", b"k1"]
+    assert result.signaled == [(0, b"s1"), (0, b"k1")]
     assert call(e, "EXISTS", "s1", "k1") == 0
     assert call(e, "EXISTS", "s2", "k2") == 2
 
@@ -91,7 +91,7 @@ def test_flushall() -> None:
     result = run(e, "FLUSHALL")
     assert result.reply == "OK"
     assert result.effects == [[b"FLUSHALL"]]
-    assert sorted(result.signaled) == [b"k1", b"k2", b"s1", b"s2"]
+    assert sorted(result.signaled) == [(0, b"k1"), (0, b"k2"), (0, b"s1"), (0, b"s2")]
     assert call(e, "KEYS", "*") == []
     for mode in ("ASYNC", "sync"):
         assert run(e, "FLUSHALL", mode).effects == [[b"FLUSHALL"]]

@@ -333,7 +333,7 @@ def test_xadd_effects_carry_the_concrete_id() -> None:
 
 
 def test_xadd_signals_its_key() -> None:
-    assert run(engine(), "XADD", "s", "1-1", "f", "v").signaled == [b"s"]
+    assert run(engine(), "XADD", "s", "1-1", "f", "v").signaled == [(0, b"s")]
 
 
 def test_xadd_approximate_maxlen_ships_the_length_after() -> None:

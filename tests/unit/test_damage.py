@@ -21,7 +21,7 @@ def _fill(directory: Path, batches: int, snapshot_after: int | None = None) -> l
     """`batches` XADDs to stream s (one record each); record end offsets. A snapshot (and a
     new segment) after record `snapshot_after`."""
     store, engine = Store(directory, "always"), Engine()
-    store.recover(engine, engine.apply)
+    store.recover(engine, engine.apply_record)
     ends = []
     for i in range(batches):
         result = engine.execute([b"XADD", b"s", b"%d-1" % (i + 1), b"f", b"v%d" % i], 1)
@@ -46,7 +46,7 @@ def _tree(directory: Path) -> dict[str, str]:
 def _recover(directory: Path, set_aside: bool = False) -> tuple[int, int]:
     """(recovered offset, XLEN s)."""
     engine = Engine()
-    rec = Store(directory).recover(engine, engine.apply, set_aside=set_aside)
+    rec = Store(directory).recover(engine, engine.apply_record, set_aside=set_aside)
     return rec.offset, engine.execute([b"XLEN", b"s"]).reply  # type: ignore[return-value]
 
 

@@ -137,7 +137,7 @@ def test_effect_replays_to_the_same_state() -> None:
     for key in list(e.keyspace):
         res = e.execute([b"RESTORE", b"copy-" + key, b"0", run(e, "DUMP", key)], NOW)  # type: ignore[list-item]
         assert res.effects == [[b"RESTORE", b"copy-" + key, b"0", res.effects[0][3], b"REPLACE"]]
-        assert res.signaled == [b"copy-" + key]
+        assert res.signaled == [(0, b"copy-" + key)]
         for effect in res.effects:
             replica.apply(effect)
         assert replica.key_digest(b"copy-" + key) == e.key_digest(b"copy-" + key)

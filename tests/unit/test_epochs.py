@@ -147,7 +147,7 @@ def _xadd(engine: Engine, store: Store, i: int) -> int:
 
 def test_a_log_cut_back_across_segments_rebuilds_the_state_at_that_point(tmp_path: Path) -> None:
     store, engine = Store(tmp_path / "n", "no"), Engine()
-    store.recover(engine, engine.apply)
+    store.recover(engine, engine.apply_record)
     ends = [_xadd(engine, store, i) for i in range(1, 6)]
     offset, data = store.begin_snapshot(engine, {})  # a new segment from here
     store.finish_snapshot(offset, data)
@@ -159,7 +159,7 @@ def test_a_log_cut_back_across_segments_rebuilds_the_state_at_that_point(tmp_pat
         store.cut_back(ends[2])  # before the snapshot: a full sync is needed instead
     store.cut_back(ends[6])  # inside the second segment: the third goes aside whole
     fresh = Engine()
-    rec = store.recover(fresh, fresh.apply)
+    rec = store.recover(fresh, fresh.apply_record)
     assert rec.offset == store.written == ends[6]
     assert fresh.execute([b"XLEN", b"s"], 0).reply == 7
     assert len(list(store.dir.glob("aof-*.diverged-*"))) == 2

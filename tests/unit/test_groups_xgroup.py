@@ -236,7 +236,7 @@ def test_destroy(p: Pair) -> None:
     result = p.run("XGROUP", "DESTROY", "s", "g")
     assert result.reply == 1
     assert result.effects == [argv("XGROUP", "DESTROY", "s", "g")]
-    assert result.signaled == [b"s"]  # blocked readers wake to their NOGROUP error
+    assert result.signaled == [(0, b"s")]  # blocked readers wake to their NOGROUP error
     assert p.groups() == []
     result = p.run("XGROUP", "DESTROY", "s", "g")
     assert (result.reply, result.effects, result.signaled) == (0, [], [])

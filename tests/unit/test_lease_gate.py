@@ -29,7 +29,7 @@ XADD = [b"XADD", b"s", b"*", b"f", b"v"]
 def make_primary(tmp_path: Path) -> Primary:
     store = Store(tmp_path / "data", "everysec")
     engine = Engine()
-    store.recover(engine, engine.apply)  # opens the log segment
+    store.recover(engine, engine.apply_record)  # opens the log segment
     return Primary(engine, store, Backlog(1 << 20), {"replid": "r" * 40}, "p")
 
 

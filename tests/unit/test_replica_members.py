@@ -25,7 +25,7 @@ QUORUM = WriteConcern(Acks.QUORUM)
 def make_primary(tmp_path: Path, forget_after: float, expect: int = 0) -> Primary:
     store = Store(tmp_path / "data", "everysec")
     engine = Engine()
-    store.recover(engine, engine.apply)
+    store.recover(engine, engine.apply_record)
     options = Options(expect_replicas=expect, replica_forget_after=forget_after)
     return Primary(engine, store, Backlog(1 << 20), {"replid": "r" * 40}, "p", options)
 

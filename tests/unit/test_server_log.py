@@ -43,7 +43,7 @@ def test_backlog_serves_from_any_held_offset_and_drops_whole_chunks() -> None:
 
 def _store(path: Path, fsync: str = "always") -> tuple[Store, Engine]:
     store, engine = Store(path, fsync), Engine()
-    store.recover(engine, engine.apply)
+    store.recover(engine, engine.apply_record)
     return store, engine
 
 
@@ -65,7 +65,7 @@ def test_store_recovers_snapshot_plus_log_and_cuts_a_torn_tail(tmp_path: Path) -
     seg = sorted(tmp_path.glob("aof-*.xlog"))[-1]
     seg.write_bytes(seg.read_bytes()[:-5])
     again, engine2 = Store(tmp_path), Engine()
-    rec = again.recover(engine2, engine2.apply)
+    rec = again.recover(engine2, engine2.apply_record)
     assert rec.snapshot_offset == offset and rec.meta["replid"] == "x"
     assert rec.records == 1 and rec.cut_bytes > 0 and rec.offset < end
     assert engine2.execute([b"XLEN", b"s"]).reply == 2

@@ -67,7 +67,7 @@ def test_slices_join_into_the_one_call_reply(argv: list[bytes]) -> None:
     e = filled(keys=(b"s", b"t"))
     assert slices_for(argv, SMALL)
     calls: list[list[bytes]] = []
-    got = asyncio.run(read(e, runner(e, calls), argv, SMALL))
+    got = asyncio.run(read(e, 0, runner(e, calls), argv, SMALL))
     assert got == e.execute(argv, 2).reply
     assert type(got) is type(e.execute(argv, 2).reply)
     if argv[1:2] == [b"s"] and argv[-1] in (b"+", b"-"):
@@ -95,7 +95,7 @@ def test_errors_are_the_engines() -> None:
     e = filled(10)
     for argv in ([b"XRANGE", b"s", b"nope", b"+"], [b"XREAD", b"STREAMS", b"s", b">"]):
         with pytest.raises(StreamError) as sliced:
-            asyncio.run(read(e, runner(e), argv, SMALL))
+            asyncio.run(read(e, 0, runner(e), argv, SMALL))
         with pytest.raises(StreamError) as whole:
             e.execute(argv, 2)
         assert sliced.value.line == whole.value.line
@@ -104,7 +104,7 @@ def test_errors_are_the_engines() -> None:
 async def _between_slices(e: Engine, argv: list[bytes], write: list[list[bytes]]) -> Reply:
     """Run the sliced read with `write` applied after its first slice."""
     calls: list[list[bytes]] = []
-    task = asyncio.ensure_future(read(e, runner(e, calls), argv, SMALL))
+    task = asyncio.ensure_future(read(e, 0, runner(e, calls), argv, SMALL))
     while not calls:
         await asyncio.sleep(0)
     for w in write:
@@ -164,7 +164,7 @@ def test_stale_twice_runs_once_atomically() -> None:
         e.execute([b"XDEL", b"s", next(deleted)[0]], 3)  # type: ignore[index]
         return reply
 
-    got = asyncio.run(read(e, run, [b"XRANGE", b"s", b"-", b"+"], SMALL))
+    got = asyncio.run(read(e, 0, run, [b"XRANGE", b"s", b"-", b"+"], SMALL))
     assert calls[-1] == [b"XRANGE", b"s", b"-", b"+"]
     assert len(got) == e.execute([b"XLEN", b"s"], 2).reply + 1  # type: ignore[arg-type, operator]
 
@@ -174,8 +174,8 @@ def test_max_reply_bytes_refuses_a_long_reply() -> None:
     limits = Limits(slice_entries=50, max_reply_bytes=10_000)
     for argv in ([b"XRANGE", b"s", b"-", b"+"], [b"XREAD", b"STREAMS", b"s", b"0"]):
         with pytest.raises(StreamError, match=r"exceeds max-reply-bytes \(10000 bytes\): read it"):
-            asyncio.run(read(e, runner(e), argv, limits))
-    short = asyncio.run(read(e, runner(e), [b"XRANGE", b"s", b"-", b"5"], limits))
+            asyncio.run(read(e, 0, runner(e), argv, limits))
+    short = asyncio.run(read(e, 0, runner(e), [b"XRANGE", b"s", b"-", b"5"], limits))
     assert short == e.execute([b"XRANGE", b"s", b"-", b"5"], 2).reply
     assert not e.keyspace.stream(b"s").watches  # type: ignore[union-attr]
 

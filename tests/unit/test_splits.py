@@ -138,13 +138,15 @@ def test_watermark_survives_snapshots_and_version_1_files_still_load() -> None:
     assert s is not None and str(s.max_trimmed_entry_id) == "25-0"
     # A version 1 file: same layout without the watermark field.
     v1 = _as_version_1(snapshot.dump(e))
-    s1 = snapshot.load(v1).stream(b"s")
+    s1 = snapshot.load(v1)[0].stream(b"s")
     assert s1 is not None and s1.length == 5 and str(s1.max_trimmed_entry_id) == "0-0"
 
 
 def _as_version_1(data: bytes) -> bytes:
     body = bytearray(data[:-16])
     struct.pack_into(">H", body, 8, 1)
+    assert body[10] == 0xFE  # version 3's SELECTDB 0: versions 1 and 2 have none
+    del body[10:15]
     # stream record: 0x02 | u32 key len | key | u64 u64 | 16 16 16 | watermark 16 | ...
     meta = 8 + 2 + 1 + 4 + 1 + 16 + 48
     del body[meta : meta + 16]

@@ -109,7 +109,7 @@ def test_batch_equals_one_xadd_per_entry(
         assert [e[0] for e in got.effects] == [b"XAPPEND"]
         replay.apply(got.effects[0])
         assert state(replay) == state(one)
-        assert got.signaled == [b"s"]
+        assert got.signaled == [(0, b"s")]
         assert state(many) == state(one)
         many.check_integrity()
         now += rng.choice([0, 1, 7])

@@ -15,15 +15,19 @@ Long reads (XRANGE, XREVRANGE, XREAD over many entries) are built in slices, the
 yielding between two, and bounded in size (slices.py); every argument is bounded too.
 
 Blocking reads: a read the engine cannot answer yet returns a BlockSpec; the node parks the
-caller on the spec's keys until a write (on a primary) or an applied record (on a replica)
-signals one of them, then re-runs the rewritten argv, until it answers or the deadline passes.
-The first deadline stands: re-running does not restart the BLOCK timeout.
+caller on the spec's (db, key)s until a write (on a primary) or an applied record (on a
+replica) signals one of them, then re-runs the rewritten argv in that db, until it answers or
+the deadline passes. The first deadline stands: re-running does not restart the BLOCK timeout.
+
+Databases: a command runs in the database its caller gives (`db`, default 0: a RESP
+connection's SELECTed one, gRPC's `xstream-db` metadata); the engine checks nothing about it,
+so callers pass a valid index (`Engine.check_db`). SELECT is the connection's, not the node's.
 
 Batches and transactions (batch.py): `write_batch(argvs)` runs a pipeline's plain writes
 back to back as one write, each with its own reply; `transaction(argvs, watch)` is EXEC:
 the queued commands back to back (reads too; nothing blocks), as one write, or None if a
-watched key changed (watches.py). The primary logs each as one record and settles it once
-(`commit_batch`); a replica refuses writes (READONLY) before anything runs.
+watched (db, key) changed (watches.py). The primary logs each as one record and settles it
+once (`commit_batch`); a replica refuses writes (READONLY) before anything runs.
 """
 
 from __future__ import annotations
@@ -49,7 +53,8 @@ from xstream.node.store import Store
 from xstream.node.watches import Watch, Watches
 
 Argv = list[bytes]
-Rerun = Callable[[Argv], Awaitable[Result] | Result]
+Rerun = Callable[[Argv, int], Awaitable[Result] | Result]  # (argv, db)
+Waited = tuple[int, bytes]  # (db, key)
 
 
 class Signal:
@@ -102,9 +107,9 @@ class Node(ABC):
         self.name = name
         self.health: Any = None  # the health servicer, once serving
         self.epochs = EpochState()  # this node's epoch, the epoch it led, its epoch history
-        # blocked reads per key, in the order they blocked (Redis serves them in that order)
-        self._waiters: dict[bytes, dict[asyncio.Future[bytes], None]] = {}
-        self.watches = Watches()  # WATCHed keys of the RESP connections
+        # blocked reads per (db, key), in the order they blocked (Redis serves them so)
+        self._waiters: dict[Waited, dict[asyncio.Future[bytes], None]] = {}
+        self.watches = Watches()  # WATCHed (db, key)s of the RESP connections
 
     @property
     def epoch(self) -> int:
@@ -119,9 +124,14 @@ class Node(ABC):
     # ------------------------------------------------------------ dispatch
 
     async def execute(
-        self, argv: Argv, concern: WriteConcern | None = None, client_offset: int = 0
+        self,
+        argv: Argv,
+        concern: WriteConcern | None = None,
+        client_offset: int = 0,
+        db: int = 0,
     ) -> tuple[Reply, int]:
-        """Run one command; (reply, replication offset after it). Raises StreamError."""
+        """Run one command in database `db`; (reply, replication offset after it). Raises
+        StreamError."""
         if not argv:
             raise StreamError("empty command")
         self.limits.check_args(argv)
@@ -131,12 +141,13 @@ class Node(ABC):
         cmd = lookup(argv)
         METRICS.commands.labels(cmd.fullname).inc()
         if cmd.write:
-            return await self.write(argv, concern)
+            return await self.write(argv, concern, db)
         await self.reach(client_offset)
         if slices.slices_for(argv, self.limits):
-            reply = await slices.read(self.engine, self._read_reply, argv, self.limits)
+            run = self._read_reply(db)
+            reply = await slices.read(self.engine, db, run, argv, self.limits)
             return reply, self.offset
-        result = self.engine.execute(argv, now_ms())
+        result = self.engine.execute(argv, now_ms(), db)
         if result.block is not None:
             result = await self.block(result.block, self._read_again)
         return result.reply, self.offset
@@ -147,15 +158,17 @@ class Node(ABC):
         StreamError TRYAGAIN). A primary is always there: it has nothing newer to wait for."""
         return
 
-    def _read_reply(self, argv: Argv) -> Reply:
-        return self.engine.execute(argv, now_ms()).reply
+    def _read_reply(self, db: int) -> Callable[[Argv], Reply]:
+        return lambda argv: self.engine.execute(argv, now_ms(), db).reply
 
-    def _read_again(self, argv: Argv) -> Result:
-        return self.engine.execute(argv, now_ms())
+    def _read_again(self, argv: Argv, db: int) -> Result:
+        return self.engine.execute(argv, now_ms(), db)
 
     @abstractmethod
-    async def write(self, argv: Argv, concern: WriteConcern | None) -> tuple[Reply, int]:
-        """Run a write command (the primary logs and ships it; a replica refuses it)."""
+    async def write(
+        self, argv: Argv, concern: WriteConcern | None, db: int = 0
+    ) -> tuple[Reply, int]:
+        """Run a write command in `db` (the primary logs and ships it; a replica refuses it)."""
 
     @property
     @abstractmethod
@@ -174,17 +187,21 @@ class Node(ABC):
         return {"role": self.role}
 
     async def pipeline(
-        self, argvs: list[Argv], concern: WriteConcern | None, client_offset: int = 0
+        self,
+        argvs: list[Argv],
+        concern: WriteConcern | None,
+        client_offset: int = 0,
+        db: int = 0,
     ) -> tuple[list[Reply | StreamError], int]:
-        """Each command in order; a failed one leaves its error in its place, and so does one
-        whose reply would take the pipeline's replies past max-reply-bytes. A node behind the
-        client's session offset fails the whole pipeline instead (see `reach`)."""
+        """Each command in order, in `db`; a failed one leaves its error in its place, and so
+        does one whose reply would take the pipeline's replies past max-reply-bytes. A node
+        behind the client's session offset fails the whole pipeline instead (see `reach`)."""
         await self.reach(client_offset)
         out: list[Reply | StreamError] = []
         room = self.limits.max_reply_bytes  # for the pipeline's replies together
         for argv in argvs:
             try:
-                reply = await self.pipelined(argv, concern, client_offset)
+                reply = await self.pipelined(argv, concern, client_offset, db)
                 size = slices.reply_size(reply)
                 if size > room and not _is_write(argv):  # a write's effects are done
                     raise slices.too_long(self.limits.max_reply_bytes)
@@ -196,10 +213,10 @@ class Node(ABC):
         return out, self.offset
 
     async def pipelined(
-        self, argv: Argv, concern: WriteConcern | None, client_offset: int
+        self, argv: Argv, concern: WriteConcern | None, client_offset: int, db: int = 0
     ) -> Reply:
         """One command of a pipeline."""
-        return (await self.execute(argv, concern, client_offset))[0]
+        return (await self.execute(argv, concern, client_offset, db))[0]
 
     # ------------------------------------------------------------ batches and transactions
 
@@ -221,14 +238,14 @@ class Node(ABC):
         return
 
     async def write_batch(
-        self, argvs: list[Argv], concern: WriteConcern | None
+        self, argvs: list[Argv], concern: WriteConcern | None, db: int = 0
     ) -> list[Reply | StreamError]:
-        """`batchable` writes, each answered in its place (its reply or its error) as if sent
-        one by one. The primary runs them as one record, logged and settled once."""
+        """`batchable` writes in `db`, each answered in its place (its reply or its error) as
+        if sent one by one. The primary runs them as one record, logged and settled once."""
         out: list[Reply | StreamError] = []
         for argv in argvs:
             try:
-                out.append((await self.write(argv, concern))[0])
+                out.append((await self.write(argv, concern, db))[0])
             except StreamError as e:
                 out.append(e)
         return out
@@ -241,7 +258,11 @@ class Node(ABC):
         return writes
 
     async def transaction(
-        self, argvs: list[Argv], watch: Watch | None, concern: WriteConcern | None = None
+        self,
+        argvs: list[Argv],
+        watch: Watch | None,
+        concern: WriteConcern | None = None,
+        db: int = 0,
     ) -> list[Reply | StreamError] | None:
         """EXEC: `argvs` back to back at one `now`, nothing else between them, as one write;
         None (EXEC's null) if a key `watch` watched has changed. If any is a write, this node's
@@ -256,7 +277,7 @@ class Node(ABC):
         for argv in argvs:
             server_cmd = SERVER_COMMANDS.get(argv[0].upper())
             if server_cmd is None:
-                batch.run(self.engine, argv, now)
+                batch.run(self.engine, argv, now, db)
                 continue
             try:
                 batch.add((await server_cmd(self, _no_wait(argv), 0))[0])  # none suspends
@@ -273,8 +294,10 @@ class Node(ABC):
         return batch.replies
 
     @abstractmethod
-    async def ingest_batch(self, key: bytes, entries: list[list[bytes]]) -> list[bytes]:
-        """`XADD key *` per entry, as one write (the primary's fast path)."""
+    async def ingest_batch(
+        self, key: bytes, entries: list[list[bytes]], db: int = 0
+    ) -> list[bytes]:
+        """`XADD key *` per entry in `db`, as one write (the primary's fast path)."""
 
     @abstractmethod
     async def settle(self, offset: int, concern: WriteConcern | None) -> None:
@@ -305,7 +328,7 @@ class Node(ABC):
                 return Result(NULL_ARRAY)
             if woke and not self.engine.wakes(spec, woke):
                 continue
-            result = rerun(spec.argv)
+            result = rerun(spec.argv, spec.db)
             if not isinstance(result, Result):
                 result = await result
             if result.block is None:
@@ -316,8 +339,9 @@ class Node(ABC):
         """Wait for a signal of one of spec's keys (returns that key), its `rerun_at_ms` (b""),
         or the deadline (None)."""
         fut: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
-        for key in spec.keys:
-            self._waiters.setdefault(key, {})[fut] = None
+        waited = [(spec.db, key) for key in spec.keys]
+        for w in waited:
+            self._waiters.setdefault(w, {})[fut] = None
         try:
             now = now_ms()
             if deadline and deadline <= now:
@@ -328,18 +352,19 @@ class Node(ABC):
             except TimeoutError:
                 return None if deadline and now_ms() >= deadline else b""
         finally:
-            for key in spec.keys:
-                waiting = self._waiters.get(key)
+            for w in waited:
+                waiting = self._waiters.get(w)
                 if waiting is not None:
                     waiting.pop(fut, None)
                     if not waiting:
-                        del self._waiters[key]
+                        del self._waiters[w]
 
-    def wake(self, keys: list[bytes]) -> None:
-        for key in keys:
-            for fut in self._waiters.pop(key, ()):
+    def wake(self, signaled: list[Waited]) -> None:
+        """Wake the reads blocked on these (db, key)s (a Result's `signaled`)."""
+        for db_key in signaled:
+            for fut in self._waiters.pop(db_key, ()):
                 if not fut.done():
-                    fut.set_result(key)
+                    fut.set_result(db_key[1])
 
     def wake_all(self) -> None:
         """The data set was replaced (a full sync, a rollback, a cut back): every blocked read

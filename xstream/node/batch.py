@@ -29,28 +29,39 @@ Argv = list[bytes]
 
 
 class Batch:
-    __slots__ = ("replies", "result")
+    __slots__ = ("_db", "replies", "result")
 
     def __init__(self) -> None:
         self.replies: list[Reply | StreamError] = []  # in command order
         self.result = Result(None)  # all effects, signaled and touched keys together
+        self._db = 0  # the database the batch's effects so far end in
 
-    def run(self, engine: Engine, argv: Argv, now_ms: int) -> None:
+    def run(self, engine: Engine, argv: Argv, now_ms: int, db: int = 0) -> None:
         try:
-            r = engine.execute(argv, now_ms)
+            r = engine.execute(argv, now_ms, db)
         except StreamError as e:
             self.fail(e)
             return
         self.add(NULL_ARRAY if r.block is not None else r.reply)
+        self._take(r)
+
+    def _take(self, r: Result) -> None:
+        """`r`'s effects, signaled and touched keys, into the batch's. A command's effects
+        name their database (a SELECT first unless it is db 0); after effects in another
+        database, db 0's need their SELECT 0, since the record applies as one run."""
         out = self.result
         if r.effects:
+            selects = r.effects[0][0].upper() == b"SELECT"
+            if not selects and self._db:
+                out.effects.append([b"SELECT", b"0"])
+            self._db = int(r.effects[0][1]) if selects else 0
             out.effects += r.effects
         if r.signaled:
             out.signaled += r.signaled
         if r.touched:
             out.touched += r.touched
 
-    def run_writes(self, engine: Engine, argvs: list[Argv], now_ms: int) -> None:
+    def run_writes(self, engine: Engine, argvs: list[Argv], now_ms: int, db: int = 0) -> None:
         """`run` each of `argvs` in turn, but a run of plain `XADD key * field value ...` on
         one key as one Engine.xadd_many: the same IDs, state and replies as one by one, one
         effect (XAPPEND) and one listpack write per node instead of one per entry. If such a
@@ -63,21 +74,20 @@ class Batch:
             if key is not None:
                 while j < n and _plain_xadd_key(argvs[j]) == key:
                     j += 1
-            if j - i == 1 or key is None or not self._xadd_run(engine, key, argvs[i:j], now_ms):
+            if j - i == 1 or key is None or not self._xadd_run(engine, key, argvs[i:j], now_ms, db):
                 for argv in argvs[i:j]:
-                    self.run(engine, argv, now_ms)
+                    self.run(engine, argv, now_ms, db)
             i = j
 
-    def _xadd_run(self, engine: Engine, key: bytes, argvs: list[Argv], now_ms: int) -> bool:
+    def _xadd_run(
+        self, engine: Engine, key: bytes, argvs: list[Argv], now_ms: int, db: int = 0
+    ) -> bool:
         try:
-            r = engine.xadd_many(key, [argv[3:] for argv in argvs], now_ms)
+            r = engine.xadd_many(key, [argv[3:] for argv in argvs], now_ms, db)
         except StreamError:
             return False
         self.replies += cast("list[Reply]", r.reply)  # the IDs
-        out = self.result
-        out.effects += r.effects
-        out.signaled += r.signaled
-        out.touched += r.touched
+        self._take(r)
         return True
 
     def count(self, argvs: list[Argv]) -> None:

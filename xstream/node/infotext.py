@@ -79,8 +79,8 @@ def _replication(info: dict[str, Any]) -> list[tuple[str, object]]:
 
 
 def _keyspace(info: dict[str, Any]) -> list[tuple[str, object]]:
-    keys = info.get("keys", 0)
-    return [("db0", f"keys={keys},expires=0,avg_ttl=0")] if keys else []
+    per_db = info.get("db_keys") or [info.get("keys", 0)]  # keys of each database
+    return [(f"db{i}", f"keys={n},expires=0,avg_ttl=0") for i, n in enumerate(per_db) if n]
 
 
 SECTIONS: dict[str, Section] = {

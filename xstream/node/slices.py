@@ -45,6 +45,7 @@ from typing import Any, cast
 from xstream.engine import Engine, StreamError
 from xstream.engine.errors import CoreError
 from xstream.engine.ids import MAX_ID, StreamID, parse_interval, parse_strict, string2ll
+from xstream.engine.keyspace import Keyspace
 from xstream.engine.reply import PairMap, Reply
 from xstream.engine.stream import Stream
 
@@ -147,8 +148,10 @@ class _Walk:
         if self.stream is not None and self.watch in self.stream.watches:
             self.stream.watches.remove(self.watch)
 
-    def check(self, engine: Engine) -> None:
-        if self.watch.stale or engine.keyspace.data.get(self.key) is not self.stream:
+    def check(self, keyspace: Keyspace) -> None:
+        """StaleRead if the stream lost an entry not read yet, or its key (in the read's
+        database, looked up again: SWAPDB, MOVE, RENAME) no longer holds it."""
+        if self.watch.stale or keyspace.data.get(self.key) is not self.stream:
             raise StaleRead()
 
     def take(self, entries: list[Reply], full: bool) -> None:
@@ -207,18 +210,19 @@ def _xread_streams_at(argv: Argv, limits: Limits) -> int:
     return 0
 
 
-async def read(engine: Engine, run: Run, argv: Argv, limits: Limits) -> Reply:
-    """The reply of read `argv` (slices_for said yes), built in slices."""
+async def read(engine: Engine, db: int, run: Run, argv: Argv, limits: Limits) -> Reply:
+    """The reply of read `argv` in database `db` (slices_for said yes; `run` runs a command
+    there), built in slices."""
     with gc_paused():
-        return await _read(engine, run, argv, limits)
+        return await _read(engine, db, run, argv, limits)
 
 
-async def _read(engine: Engine, run: Run, argv: Argv, limits: Limits) -> Reply:
+async def _read(engine: Engine, db: int, run: Run, argv: Argv, limits: Limits) -> Reply:
     for _ in range(2):
         try:
             if argv[0].upper() == b"XREAD":
-                return await _xread(engine, run, argv, limits)
-            return await _range(engine, run, argv, limits)
+                return await _xread(engine.dbs, db, run, argv, limits)
+            return await _range(engine.dbs, db, run, argv, limits)
         except StaleRead:
             continue
     reply = run(argv)  # stale twice: one engine call, atomic
@@ -230,7 +234,7 @@ async def _read(engine: Engine, run: Run, argv: Argv, limits: Limits) -> Reply:
     return reply
 
 
-async def _range(engine: Engine, run: Run, argv: Argv, limits: Limits) -> Reply:
+async def _range(dbs: list[Keyspace], db: int, run: Run, argv: Argv, limits: Limits) -> Reply:
     """XRANGE / XREVRANGE: argv[2] is where the walk starts (start, or end when reversed);
     each next slice starts just past the last ID returned."""
     n = limits.slice_entries
@@ -242,7 +246,7 @@ async def _range(engine: Engine, run: Run, argv: Argv, limits: Limits) -> Reply:
     entries = cast(list[Reply], first)
     key = argv[1]
     rev = argv[0].upper() == b"XREVRANGE"
-    walk = _Walk(key, engine.keyspace.stream(key), _Watch(rev))
+    walk = _Walk(key, dbs[db].stream(key), _Watch(rev))
     stop = argv[3] if rev else _pinned_end(argv[3], walk.stream)
     walk.attach()
     try:
@@ -253,7 +257,7 @@ async def _range(engine: Engine, run: Run, argv: Argv, limits: Limits) -> Reply:
             if walk.done or (want and len(walk.entries) >= want) or cursor == MAX_ID:
                 return walk.entries
             await asyncio.sleep(0)
-            walk.check(engine)
+            walk.check(dbs[db])
             take = min(n, want - len(walk.entries)) if want else n
             after = b"(" + cursor.encode() if cursor is not None else argv[2]
             entries = cast(list[Reply], run([argv[0], key, after, stop, b"COUNT", b"%d" % take]))
@@ -269,7 +273,7 @@ def _pinned_end(end: bytes, stream: Stream | None) -> bytes:
     return end if parsed <= stream.last_id else stream.last_id.encode()
 
 
-async def _xread(engine: Engine, run: Run, argv: Argv, limits: Limits) -> Reply:
+async def _xread(dbs: list[Keyspace], db: int, run: Run, argv: Argv, limits: Limits) -> Reply:
     """XREAD: every stream with a full slice goes on from its last ID (XREAD is exclusive)."""
     n = limits.slice_entries
     at = _xread_streams_at(argv, limits)
@@ -281,7 +285,7 @@ async def _xread(engine: Engine, run: Run, argv: Argv, limits: Limits) -> Reply:
     walks: list[tuple[_Walk, StreamID]] = []
     for key_reply, _ in reply:
         key = cast(bytes, key_reply)
-        stream = engine.keyspace.stream(key)
+        stream = dbs[db].stream(key)
         walks.append((_Walk(key, stream, _Watch(rev=False)), _pin(stream)))
     for walk, _ in walks:
         walk.attach()
@@ -300,7 +304,7 @@ async def _xread(engine: Engine, run: Run, argv: Argv, limits: Limits) -> Reply:
                 return PairMap([[w.key, w.entries] for w, _ in walks])
             await asyncio.sleep(0)
             for w, _ in going:
-                w.check(engine)
+                w.check(dbs[db])
             ids = [cast(list[bytes], w.entries[-1])[0] for w, _ in going]
             more = run(
                 [b"XREAD", b"COUNT", b"%d" % n, b"STREAMS", *[w.key for w, _ in going], *ids]

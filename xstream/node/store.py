@@ -126,12 +126,13 @@ class Store:
     def recover(
         self,
         engine: Engine,
-        apply: Callable[[list[bytes]], object],
+        apply: Callable[[list[list[bytes]]], object],
         set_aside: bool = False,
         dry_run: bool = False,
     ) -> Recovery:
         """Load the newest snapshot into `engine`, replay the segments after it through
-        `apply`, cut a torn tail, and open the last segment for appending.
+        `apply` (a record's effects at a time: Engine.apply_record), cut a torn tail, and open
+        the last segment for appending.
 
         Damage (damage.py) raises CorruptLog with nothing on disk changed, or with `set_aside`
         is moved aside: the state is the data before it and `Recovery.damage` says what.
@@ -225,21 +226,19 @@ class Store:
         meta: dict[str, Any] = json.loads(data[start : start + n])
         fresh = Engine(engine.config)
         snapshot.restore(fresh, data[start + n :])
-        engine.keyspace = fresh.keyspace
-        engine.foreign_layout = fresh.foreign_layout
+        engine.adopt(fresh)
         return meta
 
     @staticmethod
     def _replay(
-        data: bytes, apply: Callable[[list[bytes]], object]
+        data: bytes, apply: Callable[[list[list[bytes]]], object]
     ) -> tuple[int, int, records.CorruptRecordError | None]:
         """(bytes of whole good records, records, the error that stopped it) after applying
         them; no error and fewer bytes than `data`: an incomplete record."""
         good = n = 0
         try:
             for start, stop in records.scan(data):
-                for argv in records.decode_payload(records.payload(data, start, stop)):
-                    apply(argv)
+                apply(records.decode_payload(records.payload(data, start, stop)))
                 good, n = stop, n + 1
         except records.CorruptRecordError as e:
             if e.pos < 0:  # the payload's structure, under a good checksum
@@ -286,8 +285,7 @@ class Store:
             with path.open("rb") as f:
                 data = f.read(end - base)
             for start, stop in records.scan(data):
-                for argv in records.decode_payload(records.payload(data, start, stop)):
-                    engine.apply(argv)
+                engine.apply_record(records.decode_payload(records.payload(data, start, stop)))
             tail.append(data)
             offset = base + len(data)
         assert offset == end, (offset, end)

@@ -1,4 +1,4 @@
-"""WATCH: which connections watch which keys, and whose transactions a write has spoiled.
+"""WATCH: which connections watch which (db, key)s, and whose transactions a write has spoiled.
 
     Watches.add(watch, keys)    WATCH key ...      (nothing once the watch is dirty)
     Watches.drop(watch)         UNWATCH, EXEC, DISCARD, RESET, a closed connection
@@ -14,6 +14,8 @@ touchWatchedKey unwatches a dirty client at once): its EXEC will answer null any
 
 from __future__ import annotations
 
+Key = tuple[int, bytes]  # (db, key): a key is watched in its database
+
 
 class Watch:
     """One connection's watched keys."""
@@ -21,7 +23,7 @@ class Watch:
     __slots__ = ("dirty", "keys")
 
     def __init__(self) -> None:
-        self.keys: set[bytes] = set()  # watched now; empty: none
+        self.keys: set[Key] = set()  # watched now; empty: none
         self.dirty = False  # a watched key changed since it was watched: EXEC fails
 
 
@@ -31,9 +33,9 @@ class Watches:
     __slots__ = ("_by_key",)
 
     def __init__(self) -> None:
-        self._by_key: dict[bytes, dict[Watch, None]] = {}
+        self._by_key: dict[Key, dict[Watch, None]] = {}
 
-    def add(self, watch: Watch, keys: list[bytes]) -> None:
+    def add(self, watch: Watch, keys: list[Key]) -> None:
         if watch.dirty:  # no point: the transaction fails anyway (watchCommand)
             return
         for key in keys:
@@ -51,7 +53,7 @@ class Watches:
                     del self._by_key[key]
         watch.keys.clear()
 
-    def touch(self, keys: list[bytes]) -> None:
+    def touch(self, keys: list[Key]) -> None:
         if not self._by_key:
             return
         for key in keys:

@@ -127,7 +127,7 @@ def _store(cfg: NodeConfig) -> Store:
 async def start_primary(cfg: NodeConfig) -> Running:
     store = _store(cfg)
     engine = _engine(cfg)
-    rec = store.recover(engine, engine.apply)  # CorruptLog: no primary on damaged data
+    rec = store.recover(engine, engine.apply_record)  # CorruptLog: no primary on damaged data
     primary = primary_from(cfg, engine, store, rec)
     running = await _serve_host(cfg, Host(cfg, primary), store)
     slog(
@@ -135,7 +135,7 @@ async def start_primary(cfg: NodeConfig) -> Running:
         port=running.port,
         replid=primary.replid,
         offset=primary.offset,
-        keys=len(engine.keyspace),
+        keys=engine.key_count(),
         fsync=cfg.fsync,
         epoch=primary.epochs.epoch,
     )
@@ -145,7 +145,7 @@ async def start_primary(cfg: NodeConfig) -> Running:
 async def start_replica(cfg: NodeConfig) -> Running:
     store = _store(cfg)
     engine = _engine(cfg)
-    rec = store.recover(engine, engine.apply, set_aside=True)
+    rec = store.recover(engine, engine.apply_record, set_aside=True)
     replica = replica_from(cfg, engine, store, rec)
     host = Host(cfg, replica)
     running = await _serve_host(cfg, host, store)
@@ -169,7 +169,7 @@ async def start_node(cfg: NodeConfig) -> Running:
     assert cfg.etcd, "start_node needs etcd endpoints"
     store = _store(cfg)
     engine = _engine(cfg)
-    rec = store.recover(engine, engine.apply, set_aside=True)
+    rec = store.recover(engine, engine.apply_record, set_aside=True)
     replica = replica_from(cfg, engine, store, rec)
     replica.primary_address = ""
     host = Host(cfg, replica)

@@ -12,6 +12,8 @@ The servicers reach the node through a `Served` (host.Host): the node changes ro
 Streams reply (and error) carries the node's epoch in trailing metadata `xstream-epoch`; a
 request may carry the highest epoch its client has seen in the same key, and a primary
 refuses writes from a client that has seen a newer epoch than its own (it is stale).
+Databases: a request's commands run in the database its metadata `xstream-db` names (0
+without it; a bad index fails the request with SELECT's error line).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from xstream.node.base import Argv, Node
 from xstream.node.concern import Acks, WriteConcern
 from xstream.node.metrics import METRICS
 from xstream.node.store import DiskFault
-from xstream.protocol import EPOCH_KEY, MAX_MESSAGE, OFFSET_KEY, PRIMARY_KEY
+from xstream.protocol import DB_KEY, EPOCH_KEY, MAX_MESSAGE, OFFSET_KEY, PRIMARY_KEY
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
@@ -67,6 +69,14 @@ def _metadata_int(context: Context, key: str) -> int:
 
 def _client_offset(context: Context) -> int:
     return _metadata_int(context, OFFSET_KEY)
+
+
+def _db(node: Node, context: Context) -> int:
+    """The request's database (metadata `xstream-db`, default 0), or SELECT's errors."""
+    for k, v in context.invocation_metadata() or ():
+        if k == DB_KEY:
+            return node.engine.check_db(v.encode() if isinstance(v, str) else v)
+    return 0
 
 
 def _epoch_meta(node: Node) -> tuple[str, str]:
@@ -108,7 +118,7 @@ class StreamsService(pb_grpc.StreamsServicer):
         node = self.node
         try:
             node.check_client_epoch(_metadata_int(context, EPOCH_KEY), [argv])
-            out = await node.execute(argv, concern, _client_offset(context))
+            out = await node.execute(argv, concern, _client_offset(context), _db(node, context))
         except StreamError as e:
             await abort(node, context, e)
             raise  # unreachable: abort raises
@@ -138,7 +148,10 @@ class StreamsService(pb_grpc.StreamsServicer):
         node = self.node
         try:
             node.check_client_epoch(_metadata_int(context, EPOCH_KEY), argvs)
-            results, offset = await node.pipeline(argvs, _concern(request), _client_offset(context))
+            db = _db(node, context)
+            results, offset = await node.pipeline(
+                argvs, _concern(request), _client_offset(context), db
+            )
         except StreamError as e:  # the pipeline's own acks (or a stale primary)
             await abort(node, context, e)
             raise
@@ -164,7 +177,8 @@ class StreamsService(pb_grpc.StreamsServicer):
             try:
                 node.limits.check_args([batch.key, *batch.elements])
                 node.check_client_epoch(client_epoch)
-                ids = await node.ingest_batch(batch.key, split_entries(batch))
+                db = _db(node, context)
+                ids = await node.ingest_batch(batch.key, split_entries(batch), db)
             except StreamError as e:
                 METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
                 out.error = wire.error_text(e.line)

@@ -38,6 +38,7 @@ class Conn:
     clients: Clients
     role: Callable[[], str]  # "primary" or "replica": the node of the moment's
     buffers: Callable[[Session], tuple[int, int]]  # (query, output) bytes of a connection
+    check_db: Callable[[bytes], int]  # a database index, or SELECT's errors (Engine.check_db)
 
 
 EdgeReply = Reply | Verbatim
@@ -139,13 +140,10 @@ def reset(conn: Conn, argv: list[bytes]) -> EdgeReply:
 
 
 def select(conn: Conn, argv: list[bytes]) -> EdgeReply:
-    """SELECT index: only database 0 exists (yet)."""
+    """SELECT index: the connection's database from now on (the node checks the index)."""
     if len(argv) != 2:
         raise wrong_arity("select")
-    index = _int(argv[1])
-    if index != 0:
-        raise StreamError("DB index is out of range")
-    conn.session.db = index
+    conn.session.db = conn.check_db(argv[1])
     return OK
 
 

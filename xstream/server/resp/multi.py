@@ -104,7 +104,7 @@ def _simple(name: bytes, argv: list[bytes], session: Session, node: Node) -> Rep
     elif name == b"WATCH":
         if session.queued is not None:
             raise StreamError("WATCH inside MULTI is not allowed")
-        node.watches.add(session.watch, argv[1:])
+        node.watches.add(session.watch, [(session.db, key) for key in argv[1:]])
     else:  # UNWATCH
         node.watches.drop(session.watch)
         session.watch.dirty = False
@@ -121,7 +121,7 @@ async def _exec(session: Session, node: Node, conn: Conn) -> bytes:
         node.transaction_check(ours)  # a refusal comes first (processCommand on EXEC)
         if failed:
             raise StreamError("Transaction discarded because of previous errors.", "EXECABORT")
-        replies = await node.transaction(ours, session.watch)
+        replies = await node.transaction(ours, session.watch, db=session.db)
     except StreamError as e:
         if e.prefix == "EXECABORT":
             raise

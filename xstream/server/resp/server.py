@@ -128,7 +128,13 @@ class RespConnection(asyncio.Protocol):
         )
         self.session = session
         server.connections[session.id] = self
-        self.conn = Conn(session, server.clients, lambda: server.served.node.role, server.buffers)
+        self.conn = Conn(
+            session,
+            server.clients,
+            lambda: server.served.node.role,
+            server.buffers,
+            lambda index: server.served.node.engine.check_db(index),  # noqa: PLW0108 (the node of the moment)
+        )
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     def data_received(self, data: bytes) -> None:
@@ -259,7 +265,7 @@ class RespConnection(asyncio.Protocol):
     async def _execute_batch(self, batch: list[list[bytes]], session: Session) -> list[bytes]:
         session.last_active = asyncio.get_running_loop().time()
         session.last_cmd = _fullname(batch[-1])
-        replies = await self.server.served.node.write_batch(batch, None)
+        replies = await self.server.served.node.write_batch(batch, None, session.db)
         proto = session.proto
         out = []
         for reply in replies:
@@ -289,7 +295,7 @@ class RespConnection(asyncio.Protocol):
             with _long_read(node, argv) as may_be_long:
                 session.blocked = name in MAY_BLOCK
                 try:
-                    reply, _ = await node.execute(argv)
+                    reply, _ = await node.execute(argv, db=session.db)
                 finally:
                     session.blocked = False
                 if name == b"INFO" and isinstance(reply, bytes):

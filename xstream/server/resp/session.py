@@ -23,7 +23,7 @@ class Session:
     laddr: str  # our ip:port it connected to
     kill: Callable[[], None]  # closes the connection (CLIENT KILL)
     proto: int = 2  # RESP version, 2 until HELLO 3
-    db: int = 0  # SELECTed database; 0 is the only one for now
+    db: int = 0  # SELECTed database
     name: bytes = b""  # CLIENT SETNAME; empty: none
     lib_name: bytes = b""  # CLIENT SETINFO LIB-NAME
     lib_ver: bytes = b""  # CLIENT SETINFO LIB-VER
