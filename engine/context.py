@@ -13,9 +13,13 @@ config. It returns its reply and records, through the context:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .keyspace import Keyspace
 from .reply import Reply
+
+if TYPE_CHECKING:
+    from .settings import Settings
 
 Argv = list[bytes]
 
@@ -24,6 +28,13 @@ Argv = list[bytes]
 class EngineConfig:
     node_max_bytes: int = 4096  # stream-node-max-bytes; 0 = no limit (capped at 1 GiB)
     node_max_entries: int = 100  # stream-node-max-entries; 0 = no limit
+    idmp_duration: int = 100  # stream-idmp-duration: a new stream's IDMP window, seconds
+    idmp_maxsize: int = 100  # stream-idmp-maxsize: a new stream's IIDs kept per producer
+
+    @property
+    def idmp(self) -> tuple[int, int]:
+        """A new stream's (idmp_duration, idmp_maxsize)."""
+        return self.idmp_duration, self.idmp_maxsize
 
 
 @dataclass(slots=True)
@@ -67,6 +78,7 @@ class Ctx:
     replicated: bool
     keyspace: Keyspace
     config: EngineConfig
+    settings: Settings  # the engine's (XCONFIGSET changes them)
     effects: list[Argv] = field(default_factory=list)
     signaled: list[bytes] = field(default_factory=list)
     block: BlockSpec | None = None

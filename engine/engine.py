@@ -2,11 +2,15 @@
 
     Engine.execute(argv, now_ms)  -> Result(reply, effects, signaled, block)
     Engine.apply(effect)          -> replays a shipped effect (no clock, LIMIT ignored)
+    Engine.adopt(other)           -> takes another engine's data set (a snapshot loaded there)
     Engine.xadd_many(key, entries, now_ms) -> many `XADD key *` at once (api.py)
 
 `execute` is all-or-nothing: a command either succeeds, or raises StreamError and changes
 nothing. Effects are deterministic argvs: applying them, in order, to another engine (whatever
 its node limits) reproduces this engine's logical state, which `digest()` compares.
+
+`config` is the one in force: the base given here with what CONFIG SET changed over it
+(`settings`, settings.py), which is replicated and persisted state as the keyspace is.
 """
 
 from __future__ import annotations
@@ -16,18 +20,32 @@ from collections.abc import Sequence
 from . import api, commands, digest
 from .context import Argv, BlockSpec, Ctx, EngineConfig, Result
 from .keyspace import Keyspace
+from .settings import Settings
 from .stream import Stream
 
 
 class Engine:
     def __init__(self, config: EngineConfig | None = None) -> None:
-        self.config = config or EngineConfig()
+        self.settings = Settings(config or EngineConfig())
         self.keyspace = Keyspace()
         self.foreign_layout = False  # True once a snapshot brought nodes built elsewhere
 
+    @property
+    def config(self) -> EngineConfig:
+        """The config in force (the base with CONFIG SET's values over it)."""
+        return self.settings.config
+
+    def adopt(self, other: Engine) -> None:
+        """Take `other`'s data set: its keyspace, its layout flag and its CONFIG SET values
+        (over this engine's own base config)."""
+        self.keyspace = other.keyspace
+        self.foreign_layout = other.foreign_layout
+        self.settings.load(other.settings.values)
+
     def execute(self, argv: Argv, now_ms: int = 0, *, replicated: bool = False) -> Result:
         cmd = commands.lookup(argv)
-        ctx = Ctx(argv, now_ms, replicated, self.keyspace, self.config)
+        settings = self.settings
+        ctx = Ctx(argv, now_ms, replicated, self.keyspace, settings.config, settings)
         reply = cmd.handler(ctx)
         return Result(reply, ctx.effects, ctx.signaled, ctx.block)
 

@@ -5,6 +5,8 @@
     | (magic)  |         |                                  | end  | everything before|
     +----------+---------+----------------------------------+------+------------------+
 
+    setting record  0x03 | name | value                     (version 3+: CONFIG SET's
+                    stream settings, settings.py; name and decimal value as key/value)
     string record   0x01 | key | value                      (key/value: u32 length + bytes)
     stream record   0x02 | key | length u64 | entries_added u64 | last_id 16 | first_id 16 |
                     max_deleted_entry_id 16 | max_trimmed_entry_id 16 (version 2+) |
@@ -18,7 +20,9 @@
                     (owner: a consumer name, or u32 0xFFFFFFFF for a released entry) |
                     idmp records u32 x (pid | iid | entry ID 16), oldest first
 
-All integers are big-endian; IDs are their 16-byte rax keys. `dump_chunks` yields the snapshot
+Setting records come first, one per value CONFIG SET changed (none: the node's flags
+apply), so a snapshot of a node nobody reconfigured holds only keys. All integers are
+big-endian; IDs are their 16-byte rax keys. `dump_chunks` yields the snapshot
 in pieces of about `chunk_size` bytes (node bytes are never copied into an intermediate
 object), which is what a full resync streams. `restore` checks magic, version, length and
 checksum before parsing, then checks every node's structure; a corrupt, truncated or
@@ -33,18 +37,20 @@ from collections.abc import Iterator
 from typing import Protocol
 
 from . import listpack as lp_
-from . import node
+from . import node, settings
 from .digest import check_stream
-from .errors import SnapshotError
+from .errors import SnapshotError, StreamError
 from .groups import ConsumerGroup
 from .ids import StreamID
 from .keyspace import Keyspace
+from .settings import Settings
 from .stream import Stream
 
 MAGIC = b"XSTRSNAP"
-VERSION = 2  # 2 added max_trimmed_entry_id; version 1 files still load
+VERSION = 3  # 2 added max_trimmed_entry_id, 3 setting records; versions 1 and 2 still load
 _TYPE_STRING = 1
 _TYPE_STREAM = 2
+_TYPE_SETTING = 3
 _END = 0xFF
 _SUM_SIZE = 16
 _HDR = struct.Struct(">8sH")
@@ -58,13 +64,18 @@ _META_V1 = struct.Struct(">QQ16s16s16sIIQQQ")
 class _Protocol(Protocol):  # the Engine's shape, without importing engine.py (no cycle)
     keyspace: Keyspace
     foreign_layout: bool
+    settings: Settings
 
 
 def dump_chunks(engine: _Protocol, chunk_size: int = 1 << 20) -> Iterator[bytes]:
     """The snapshot in pieces of roughly `chunk_size` bytes."""
     h = hashlib.blake2b(digest_size=_SUM_SIZE)
     buf: list[bytes] = [_HDR.pack(MAGIC, VERSION)]
-    size = len(buf[0])
+    for name, n in sorted(engine.settings.values.items()):
+        text = b"%d" % n
+        buf.append(bytes((_TYPE_SETTING,)) + _U32.pack(len(name)) + name)
+        buf.append(_U32.pack(len(text)) + text)
+    size = sum(map(len, buf))
     for key in sorted(engine.keyspace):
         value = engine.keyspace.get(key)
         assert value is not None
@@ -148,13 +159,20 @@ def _stream_meta(s: Stream) -> bytes:
 
 
 def restore(engine: _Protocol, data: bytes, deep: bool = False) -> None:
-    """Replace the engine's keyspace with the snapshot's, or raise SnapshotError."""
-    engine.keyspace = load(data, deep)
+    """Replace the engine's keyspace and CONFIG SET values with the snapshot's, or raise
+    SnapshotError."""
+    engine.keyspace, values = load_all(data, deep)
     engine.foreign_layout = True
+    engine.settings.load(values)
 
 
 def load(data: bytes, deep: bool = False) -> Keyspace:
-    """Parse and verify a snapshot into a new Keyspace.
+    """Parse and verify a snapshot into a new Keyspace (see load_all)."""
+    return load_all(data, deep)[0]
+
+
+def load_all(data: bytes, deep: bool = False) -> tuple[Keyspace, dict[bytes, int]]:
+    """Parse and verify a snapshot: a new Keyspace, and the setting values it carries.
 
     The checksum vouches for the bytes; structure is checked cheaply (headers, counters,
     node order, length), or fully with `deep` (every element and backlen, as check_integrity).
@@ -165,7 +183,7 @@ def load(data: bytes, deep: bool = False) -> Keyspace:
     magic, version = _HDR.unpack_from(data)
     if magic != MAGIC:
         raise SnapshotError("not an xstream snapshot (bad magic)")
-    if version not in (1, VERSION):
+    if version not in (1, 2, VERSION):
         raise SnapshotError(f"unsupported snapshot version {version} (this build reads {VERSION})")
     body, checksum = data[:-_SUM_SIZE], data[-_SUM_SIZE:]
     if hashlib.blake2b(body, digest_size=_SUM_SIZE).digest() != checksum:
@@ -176,16 +194,23 @@ def load(data: bytes, deep: bool = False) -> Keyspace:
         raise SnapshotError(f"snapshot structure is invalid: {e}") from None
 
 
-def _parse(body: memoryview, pos: int, deep: bool, version: int) -> Keyspace:
+def _parse(
+    body: memoryview, pos: int, deep: bool, version: int
+) -> tuple[Keyspace, dict[bytes, int]]:
     ks = Keyspace()
+    values: dict[bytes, int] = {}
     while True:
         kind = body[pos]
         pos += 1
         if kind == _END:
             if pos != len(body):
                 raise ValueError("bytes after the end marker")
-            return ks
+            return ks, values
         key, pos = _bytes(body, pos)
+        if kind == _TYPE_SETTING and version >= 3:
+            raw, pos = _bytes(body, pos)
+            values[key] = _setting(key, raw)
+            continue
         if key in ks:
             raise ValueError(f"duplicate key {key!r}")
         if kind == _TYPE_STRING:
@@ -196,6 +221,15 @@ def _parse(body: memoryview, pos: int, deep: bool, version: int) -> Keyspace:
             ks.set(key, s)
         else:
             raise ValueError(f"unknown record type {kind}")
+
+
+def _setting(name: bytes, raw: bytes) -> int:
+    if name not in settings.SETTINGS:
+        raise ValueError(f"unknown setting {name!r}")
+    try:
+        return settings.parse(name, raw)
+    except StreamError as e:
+        raise ValueError(f"setting {name!r}: {e.message}") from None
 
 
 def _bytes(body: memoryview, pos: int) -> tuple[bytes, int]:

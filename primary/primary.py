@@ -375,14 +375,13 @@ class Primary(Node):
         if end is None:
             return
         t0 = time.monotonic()
-        fresh = Engine(self.engine.config)
+        fresh = Engine(self.engine.settings.base)
         try:
             tail = self.store.load_upto(fresh, end)
         except (OSError, AssertionError, records.CorruptRecordError) as e:
             slog("rollback_failed_exiting", level="critical", end=end, error=str(e))
             os._exit(70)
-        self.engine.keyspace = fresh.keyspace
-        self.engine.foreign_layout = fresh.foreign_layout
+        self.engine.adopt(fresh)
         if end < self.backlog.end:  # fsync=always: nothing past `end` was shipped
             self.backlog = Backlog.holding(self.backlog.capacity, end, b"".join(tail))
             METRICS.offset.set(end)

@@ -277,10 +277,9 @@ class Replica(Node):
             )
         t0, was = time.monotonic(), self._offset
         self.store.cut_back(offset)
-        fresh = Engine(self.engine.config)
+        fresh = Engine(self.engine.settings.base)
         rec = self.store.recover(fresh, fresh.apply, set_aside=True)
-        self.engine.keyspace = fresh.keyspace
-        self.engine.foreign_layout = fresh.foreign_layout
+        self.engine.adopt(fresh)
         self._offset = self.received = self.primary_offset = rec.offset
         self.pending = b""
         self.backlog = Backlog.holding(self.backlog.capacity, rec.offset, b"".join(rec.tail))
@@ -301,7 +300,7 @@ class Replica(Node):
     ) -> None:
         """A full sync's snapshot, whole: it replaces the data set at `offset`."""
         t0 = time.monotonic()
-        fresh = Engine(self.engine.config)
+        fresh = Engine(self.engine.settings.base)
         snapshot.restore(fresh, data)
         replids.forget(self.store.dir)
         self.store.reset(offset, data, {"replid": replid})
@@ -309,8 +308,7 @@ class Replica(Node):
         self.backlog = Backlog(self.backlog.capacity, offset)
         replids.save(self.store.dir, {"replid": replid})
         self.replid = replid
-        self.engine.keyspace = fresh.keyspace
-        self.engine.foreign_layout = True
+        self.engine.adopt(fresh)
         self._offset = self.received = self.primary_offset = offset
         self.pending = b""
         self.full_syncs += 1

@@ -223,10 +223,9 @@ class Store:
         (n,) = _U32.unpack_from(data, len(META_MAGIC))
         start = len(META_MAGIC) + 4
         meta: dict[str, Any] = json.loads(data[start : start + n])
-        fresh = Engine(engine.config)
+        fresh = Engine(engine.settings.base)
         snapshot.restore(fresh, data[start + n :])
-        engine.keyspace = fresh.keyspace
-        engine.foreign_layout = fresh.foreign_layout
+        engine.adopt(fresh)
         return meta
 
     @staticmethod
