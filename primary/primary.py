@@ -77,6 +77,7 @@ from xstream.node.refusals import (
     ReadOnlyError,
     UnblockedError,
 )
+from xstream.node.stats import STATS
 from xstream.node.store import DiskFault, Store
 
 from . import peers
@@ -299,6 +300,7 @@ class Primary(Node):
                 self.store.append(data)
             except DiskFault as e:
                 raise misconf(e) from None
+            STATS.changed()
             self.backlog.append(data)
             self.commit_times.add(self.backlog.end, time.time())
             self.new_data.fire()
@@ -542,12 +544,7 @@ class Primary(Node):
 
     async def snapshot_now(self) -> tuple[int, int]:
         """Serialize now (consistent at this offset), write in a worker thread, truncate the log."""
-        offset, data = self.store.begin_snapshot(self.engine, {"replid": self.replid})
-        await asyncio.get_running_loop().run_in_executor(
-            None, self.store.finish_snapshot, offset, data
-        )
-        METRICS.snapshots.inc()
-        return offset, len(data)
+        return await self.write_snapshot()
 
     # ------------------------------------------------------------ info
 

@@ -60,6 +60,7 @@ from xstream.node.handshake import Hello
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
 from xstream.node.refusals import ReadOnlyError, TryAgainError
+from xstream.node.stats import STATS
 from xstream.node.store import DiskFault, Store
 
 ACK_EVERY = 0.1  # acks without a GETACK (ack_now) are sent at most this often
@@ -343,6 +344,7 @@ class Replica(Node):
                 for argv in records.decode_payload(records.payload(buf, begin, stop)):
                     signaled += self.engine.apply(argv).signaled
                 pos = stop
+                STATS.changed()
         except (records.CorruptRecordError, StreamError) as e:
             raise Diverged(f"record at {self._offset + pos} does not apply: {e}") from e
         finally:
@@ -390,12 +392,7 @@ class Replica(Node):
     async def snapshot_now(self) -> tuple[int, int]:
         if self.pending:  # a snapshot sits on a record boundary
             return self.store.snapshot_offset, 0
-        offset, data = self.store.begin_snapshot(self.engine, {"replid": self.replid})
-        await asyncio.get_running_loop().run_in_executor(
-            None, self.store.finish_snapshot, offset, data
-        )
-        METRICS.snapshots.inc()
-        return offset, len(data)
+        return await self.write_snapshot()
 
     # ------------------------------------------------------------ info
 

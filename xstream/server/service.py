@@ -33,6 +33,7 @@ from xstream.node import slices
 from xstream.node.base import Argv, Node
 from xstream.node.concern import Acks, WriteConcern
 from xstream.node.metrics import METRICS
+from xstream.node.stats import STATS
 from xstream.node.store import DiskFault
 from xstream.protocol import EPOCH_KEY, MAX_MESSAGE, OFFSET_KEY, PRIMARY_KEY
 from xstream.v1 import xstream_pb2 as pb
@@ -83,6 +84,7 @@ def _concern(msg: Any) -> WriteConcern | None:
 
 async def abort(node: Node, context: Context, e: StreamError) -> None:
     METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
+    STATS.error(e.line)
     meta = [protocol.ERROR_MARK, (OFFSET_KEY, str(node.offset)), _epoch_meta(node)]
     primary = getattr(node, "primary_address", "")
     if primary:
@@ -106,6 +108,7 @@ class StreamsService(pb_grpc.StreamsServicer):
         concern: WriteConcern | None = None,
     ) -> tuple[Reply, int]:
         node = self.node
+        STATS.command()
         try:
             node.check_client_epoch(_metadata_int(context, EPOCH_KEY), [argv])
             out = await node.execute(argv, concern, _client_offset(context))
@@ -136,6 +139,7 @@ class StreamsService(pb_grpc.StreamsServicer):
     async def Pipeline(self, request: pb.PipelineRequest, context: Any) -> pb.PipelineReply:  # noqa: N802
         argvs = [list(c.argv) for c in request.commands]
         node = self.node
+        STATS.command(len(argvs))
         try:
             node.check_client_epoch(_metadata_int(context, EPOCH_KEY), argvs)
             results, offset = await node.pipeline(argvs, _concern(request), _client_offset(context))
@@ -143,6 +147,9 @@ class StreamsService(pb_grpc.StreamsServicer):
             await abort(node, context, e)
             raise
         context.set_trailing_metadata((_epoch_meta(node),))
+        for r in results:
+            if isinstance(r, StreamError):
+                STATS.error(r.line)
         replies = [
             pb.Reply(error=wire.error_text(r.line))
             if isinstance(r, StreamError)
@@ -161,12 +168,14 @@ class StreamsService(pb_grpc.StreamsServicer):
         async for batch in request_iterator:
             if out.batches == 0:
                 concern = _concern(batch)
+            STATS.command()
             try:
                 node.limits.check_args([batch.key, *batch.elements])
                 node.check_client_epoch(client_epoch)
                 ids = await node.ingest_batch(batch.key, split_entries(batch))
             except StreamError as e:
                 METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
+                STATS.error(e.line)
                 out.error = wire.error_text(e.line)
                 break
             if ids:

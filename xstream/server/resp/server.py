@@ -39,6 +39,7 @@ from xstream.node import slices
 from xstream.node.base import Node
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
+from xstream.node.stats import STATS
 
 from . import longreply
 from .codec import ProtocolError, encode, encode_error
@@ -119,6 +120,7 @@ class RespConnection(asyncio.Protocol):
         )
         self.session = session
         server.connections[session.id] = self
+        STATS.connected()
         self.conn = Conn(session, server.clients, lambda: server.served.node.role, server.buffers)
         self._task = asyncio.get_running_loop().create_task(self._run())
 
@@ -139,6 +141,7 @@ class RespConnection(asyncio.Protocol):
         self._lost = True
         session = self.session
         if session is not None:
+            STATS.disconnected()
             self.server.clients.remove(session)
             self.server.connections.pop(session.id, None)
             if session.blocked and self._task is not None:
@@ -226,6 +229,7 @@ class RespConnection(asyncio.Protocol):
         """The reply to one command, encoded (in pieces when it is long)."""
         session.last_active = asyncio.get_running_loop().time()
         session.last_cmd = _fullname(argv)
+        STATS.command()
         try:
             edge = EDGE_COMMANDS.get(name)
             if edge is not None:
@@ -239,18 +243,14 @@ class RespConnection(asyncio.Protocol):
                 finally:
                     session.blocked = False
                 if name == b"INFO" and isinstance(reply, bytes):
-                    return [_encode(self._info(reply), session.proto)]
+                    return [_encode(Verbatim(reply), session.proto)]
                 if may_be_long and longreply.is_long(reply):
                     return await longreply.encode_long(reply, session.proto)
                 return [encode(reply, session.proto)]
         except StreamError as e:
             METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
+            STATS.error(e.line)
             return [encode_error(e)]
-
-    def _info(self, text: bytes) -> Verbatim:
-        """The node's INFO text, with this edge's client count in its Clients section."""
-        count = b"connected_clients:%d\r\n" % len(self.server.clients)
-        return Verbatim(text.replace(b"# Clients\r\n", b"# Clients\r\n" + count, 1))
 
 
 def _encode(reply: EdgeReply, proto: int) -> bytes:
@@ -294,7 +294,7 @@ def _resolve(fut: asyncio.Future[None] | None) -> None:
 async def start(served: Served, host: str, port: int, query_buffer_limit: int) -> RespServer:
     """A RESP server over `served`, listening on host:port (0: any free port)."""
     server = RespServer(served, query_buffer_limit)
-    await server.start(host, port)
+    STATS.tcp_port = await server.start(host, port)
     return server
 
 
