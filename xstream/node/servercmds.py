@@ -99,20 +99,21 @@ CONFIG_HELP = [
 
 
 def _config_get(node: Node, patterns: Argv) -> Reply:
-    """Parameters matching any pattern (a glob, or an exact name), any case; each once."""
+    """Parameters matching any pattern (a glob, or an exact name), any case; each once. An
+    exact name is answered as it was given (Redis keys its matches by the argument)."""
     values = serverconfig.current(node)
-    found: dict[str, str] = {}
+    found: dict[str, tuple[bytes, str]] = {}  # name -> (as answered, value)
     for raw in patterns:
         pattern = raw.lower()
         if not any(c in pattern for c in b"[*?"):
             name = _text(pattern)
             if name in values:
-                found.setdefault(name, values[name])
+                found.setdefault(name, (raw, values[name]))
             continue
         for name, value in values.items():
             if match(pattern, name.encode()):
-                found.setdefault(name, value)
-    return ReplyMap([(k.encode(), v.encode()) for k, v in found.items()])
+                found.setdefault(name, (name.encode(), value))
+    return ReplyMap([(k, v.encode()) for k, v in found.values()])
 
 
 async def _config_set(node: Node, argv: Argv) -> Reply:

@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING
 
 from xstream.engine.errors import StreamError
 from xstream.engine.ids import string2ll
-from xstream.engine.settings import SETTINGS
+from xstream.engine.settings import SETTINGS, memtoull
 
 from .stats import STATS
 
 if TYPE_CHECKING:
     from .base import Node
 
-BOOL, INT, TEXT = "bool", "int", "text"  # what a stored value must look like
+BOOL, INT, MEMORY, TEXT = "bool", "int", "memory", "text"  # what a stored value looks like
 
 # name -> (kind, default): Redis's defaults, or what is true here (appendonly yes, save "")
 STORED: dict[str, tuple[str, str]] = {
@@ -41,13 +41,13 @@ STORED: dict[str, tuple[str, str]] = {
     "aof-use-rdb-preamble": (BOOL, "yes"),
     "aof-timestamp-enabled": (BOOL, "no"),
     "auto-aof-rewrite-percentage": (INT, "100"),
-    "auto-aof-rewrite-min-size": (INT, "67108864"),
+    "auto-aof-rewrite-min-size": (MEMORY, "67108864"),
     "save": (TEXT, ""),
     "dbfilename": (TEXT, "dump.rdb"),
     "rdbcompression": (BOOL, "yes"),
     "rdbchecksum": (BOOL, "yes"),
     "stop-writes-on-bgsave-error": (BOOL, "yes"),
-    "maxmemory": (INT, "0"),
+    "maxmemory": (MEMORY, "0"),
     "maxmemory-policy": (TEXT, "noeviction"),
     "maxclients": (INT, "10000"),
     "timeout": (INT, "0"),
@@ -65,7 +65,7 @@ STORED: dict[str, tuple[str, str]] = {
     "repl-diskless-sync": (BOOL, "yes"),
     "repl-diskless-sync-delay": (INT, "5"),
     "repl-diskless-load": (TEXT, "disabled"),
-    "repl-backlog-size": (INT, "1048576"),
+    "repl-backlog-size": (MEMORY, "1048576"),
     "replica-read-only": (BOOL, "yes"),
     "replica-serve-stale-data": (BOOL, "yes"),
     "min-replicas-to-write": (INT, "0"),
@@ -125,4 +125,9 @@ def check(node: Node, name: str, value: bytes) -> Callable[[], None] | None:
     if kind == INT and string2ll(value) is None:
         raise StreamError("argument couldn't be parsed into an integer")
     stored = text.lower() if kind == BOOL else text
+    if kind == MEMORY:
+        n = memtoull(value)
+        if n is None:
+            raise StreamError("argument must be a memory value")
+        stored = str(n)
     return lambda: _stored.__setitem__(name, stored)
