@@ -50,7 +50,7 @@ def xadd_many(
     first = _first_id(last, now_ms)
     _check_entries(entries, first)
     if s is None:
-        s = keyspace.stream_or_create(key)
+        s = keyspace.stream_or_create(key, config.idmp)
     s.append_many(first, entries, config.node_max_bytes, config.node_max_entries)
     ids = format_ids(first, len(entries))
     effects: list[Argv] = [append.effect(key, ids[0], entries)]

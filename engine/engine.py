@@ -3,6 +3,7 @@
     Engine.execute(argv, now_ms, db)  -> Result(reply, effects, signaled, block, touched)
     Engine.apply(effect)              -> replays a shipped effect (no clock, LIMIT ignored)
     Engine.apply_record(effects)      -> replays one record's effects, from db 0
+    Engine.adopt(other)               -> takes another engine's data set (a snapshot loaded there)
     Engine.xadd_many(key, entries, now_ms, db) -> many `XADD key *` at once (api.py)
 
 `execute` is all-or-nothing: a command either succeeds, or raises StreamError and changes
@@ -21,6 +22,9 @@ replay exactly from the db they ran in.
 RANDOMKEY's randomness is the engine's own: a splitmix64 sequence (seeded by
 `config.random_seed`) advanced once per draw, so an engine answers the same calls the same
 way, and no clock or OS randomness enters it.
+
+`config` is the one in force: the base given here with what CONFIG SET changed over it
+(`settings`, settings.py), which is replicated and persisted state as the keyspace is.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from .errors import StreamError, not_integer
 from .ids import string2ll
 from .keyspace import Keyspace
 from .reply import OK
+from .settings import Settings
 from .stream import Stream
 
 _MASK64 = (1 << 64) - 1
@@ -40,11 +45,16 @@ _MASK64 = (1 << 64) - 1
 
 class Engine:
     def __init__(self, config: EngineConfig | None = None) -> None:
-        self.config = config or EngineConfig()
+        self.settings = Settings(config or EngineConfig())
         self.dbs = [Keyspace() for _ in range(self.config.databases)]  # db index -> keyspace
         self.foreign_layout = False  # True once a snapshot brought nodes built elsewhere
         self.apply_db = 0  # the db `apply` replays into; SELECT effects move it
         self._draws = 0  # RANDOMKEY draws so far
+
+    @property
+    def config(self) -> EngineConfig:
+        """The config in force (the base with CONFIG SET's values over it)."""
+        return self.settings.config
 
     @property
     def keyspace(self) -> Keyspace:
@@ -56,7 +66,10 @@ class Engine:
     ) -> Result:
         """Run one command in database `db` (a valid index: see check_db)."""
         cmd = commands.lookup(argv)
-        ctx = Ctx(argv, now_ms, replicated, self.dbs, db, self.config, draw=self._draw)
+        settings = self.settings
+        ctx = Ctx(
+            argv, now_ms, replicated, self.dbs, db, settings.config, settings, draw=self._draw
+        )
         reply = cmd.handler(ctx)
         effects = ctx.effects
         if effects and db:
@@ -104,10 +117,12 @@ class Engine:
         return Result(None, [], signaled, None, touched)
 
     def adopt(self, other: Engine) -> None:
-        """Take `other`'s data (a state rebuilt elsewhere: a snapshot, a log replay)."""
+        """Take `other`'s data set (a state rebuilt elsewhere: a snapshot, a log replay): its
+        databases, its layout flag and its CONFIG SET values (over this engine's own base)."""
         assert len(other.dbs) == len(self.dbs)
         self.dbs[:] = other.dbs  # in place: a Ctx or sliced read holding `dbs` sees it
         self.foreign_layout = other.foreign_layout
+        self.settings.load(other.settings.values)
 
     def wakes(self, spec: BlockSpec, key: bytes) -> bool:
         """Whether a signal of `key` re-executes the read blocked on `spec` (see BlockSpec)."""

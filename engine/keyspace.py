@@ -39,10 +39,12 @@ class Keyspace:
             return v
         raise wrong_type()
 
-    def stream_or_create(self, key: bytes) -> Stream:
+    def stream_or_create(self, key: bytes, idmp: tuple[int, int] = (100, 100)) -> Stream:
+        """The stream at `key`, created if missing with `idmp` (duration, maxsize): the
+        config's stream-idmp-duration and stream-idmp-maxsize."""
         s = self.stream(key)
         if s is None:
-            s = Stream()
+            s = Stream(*idmp)
             self.data[key] = s
         return s
 

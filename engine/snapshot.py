@@ -8,6 +8,8 @@
     select db       0xFE | db u32 (version 3+; RDB's SELECTDB): the records after it, up to
                     the next one, are that database's keys; before any, db 0's. Written
                     before each non-empty database's keys, in increasing db order
+    setting record  0x03 | name | value                     (version 3+: CONFIG SET's
+                    stream settings, settings.py; name and decimal value as key/value)
     string record   0x01 | key | value                      (key/value: u32 length + bytes)
     stream record   0x02 | key | length u64 | entries_added u64 | last_id 16 | first_id 16 |
                     max_deleted_entry_id 16 | max_trimmed_entry_id 16 (version 2+) |
@@ -21,7 +23,9 @@
                     (owner: a consumer name, or u32 0xFFFFFFFF for a released entry) |
                     idmp records u32 x (pid | iid | entry ID 16), oldest first
 
-All integers are big-endian; IDs are their 16-byte rax keys. `dump_chunks` yields the snapshot
+Setting records come first, one per value CONFIG SET changed (none: the node's flags
+apply), so a snapshot of a node nobody reconfigured holds only keys. All integers are
+big-endian; IDs are their 16-byte rax keys. `dump_chunks` yields the snapshot
 in pieces of about `chunk_size` bytes (node bytes are never copied into an intermediate
 object), which is what a full resync streams. `restore` checks magic, version, length and
 checksum before parsing, then checks every node's structure; a corrupt, truncated or
@@ -37,18 +41,20 @@ from collections.abc import Iterator
 from typing import Protocol
 
 from . import listpack as lp_
-from . import node
+from . import node, settings
 from .digest import check_stream
-from .errors import SnapshotError
+from .errors import SnapshotError, StreamError
 from .groups import ConsumerGroup
 from .ids import StreamID
 from .keyspace import Keyspace, Value
+from .settings import Settings
 from .stream import Stream
 
 MAGIC = b"XSTRSNAP"
-VERSION = 3  # 2 added max_trimmed_entry_id, 3 databases; versions 1 and 2 still load
+VERSION = 3  # 2 added max_trimmed_entry_id, 3 databases and setting records; 1 and 2 still load
 _TYPE_STRING = 1
 _TYPE_STREAM = 2
+_TYPE_SETTING = 3
 _SELECT_DB = 0xFE
 _END = 0xFF
 _SUM_SIZE = 16
@@ -63,13 +69,18 @@ _META_V1 = struct.Struct(">QQ16s16s16sIIQQQ")
 class _Protocol(Protocol):  # the Engine's shape, without importing engine.py (no cycle)
     dbs: list[Keyspace]
     foreign_layout: bool
+    settings: Settings
 
 
 def dump_chunks(engine: _Protocol, chunk_size: int = 1 << 20) -> Iterator[bytes]:
     """The snapshot in pieces of roughly `chunk_size` bytes."""
     h = hashlib.blake2b(digest_size=_SUM_SIZE)
     buf: list[bytes] = [_HDR.pack(MAGIC, VERSION)]
-    size = len(buf[0])
+    for name, n in sorted(engine.settings.values.items()):
+        text = b"%d" % n
+        buf.append(bytes((_TYPE_SETTING,)) + _U32.pack(len(name)) + name)
+        buf.append(_U32.pack(len(text)) + text)
+    size = sum(map(len, buf))
     for db, key, value in _records(engine.dbs):
         if key is None:
             parts = [bytes((_SELECT_DB,)), _U32.pack(db)]
@@ -179,13 +190,23 @@ def _stream_meta(s: Stream) -> bytes:
 
 
 def restore(engine: _Protocol, data: bytes, deep: bool = False) -> None:
-    """Replace the engine's databases with the snapshot's, or raise SnapshotError."""
-    engine.dbs[:] = load(data, deep, len(engine.dbs))
+    """Replace the engine's databases and CONFIG SET values with the snapshot's, or raise
+    SnapshotError."""
+    engine.dbs[:], values = load_all(data, deep, len(engine.dbs))
     engine.foreign_layout = True
+    engine.settings.load(values)
 
 
 def load(data: bytes, deep: bool = False, databases: int = 16) -> list[Keyspace]:
-    """Parse and verify a snapshot into `databases` new keyspaces.
+    """Parse and verify a snapshot into `databases` new keyspaces (see load_all)."""
+    return load_all(data, deep, databases)[0]
+
+
+def load_all(
+    data: bytes, deep: bool = False, databases: int = 16
+) -> tuple[list[Keyspace], dict[bytes, int]]:
+    """Parse and verify a snapshot: `databases` new keyspaces, and the setting values it
+    carries.
 
     The checksum vouches for the bytes; structure is checked cheaply (headers, counters,
     node order, length), or fully with `deep` (every element and backlen, as check_integrity).
@@ -207,16 +228,19 @@ def load(data: bytes, deep: bool = False, databases: int = 16) -> list[Keyspace]
         raise SnapshotError(f"snapshot structure is invalid: {e}") from None
 
 
-def _parse(body: memoryview, pos: int, deep: bool, version: int, databases: int) -> list[Keyspace]:
+def _parse(
+    body: memoryview, pos: int, deep: bool, version: int, databases: int
+) -> tuple[list[Keyspace], dict[bytes, int]]:
     dbs = [Keyspace() for _ in range(databases)]
     db, ks = 0, dbs[0]
+    values: dict[bytes, int] = {}
     while True:
         kind = body[pos]
         pos += 1
         if kind == _END:
             if pos != len(body):
                 raise ValueError("bytes after the end marker")
-            return dbs
+            return dbs, values
         if kind == _SELECT_DB and version >= 3:
             (n,) = _U32.unpack_from(body, pos)
             pos += 4
@@ -227,6 +251,10 @@ def _parse(body: memoryview, pos: int, deep: bool, version: int, databases: int)
             db, ks = n, dbs[n]
             continue
         key, pos = _bytes(body, pos)
+        if kind == _TYPE_SETTING and version >= 3:
+            raw, pos = _bytes(body, pos)
+            values[key] = _setting(key, raw)
+            continue
         if key in ks:
             raise ValueError(f"duplicate key {key!r}")
         if kind == _TYPE_STRING:
@@ -237,6 +265,15 @@ def _parse(body: memoryview, pos: int, deep: bool, version: int, databases: int)
             ks.set(key, s)
         else:
             raise ValueError(f"unknown record type {kind}")
+
+
+def _setting(name: bytes, raw: bytes) -> int:
+    if name not in settings.SETTINGS:
+        raise ValueError(f"unknown setting {name!r}")
+    try:
+        return settings.parse(name, raw)
+    except StreamError as e:
+        raise ValueError(f"setting {name!r}: {e.message}") from None
 
 
 def _bytes(body: memoryview, pos: int) -> tuple[bytes, int]:

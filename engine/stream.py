@@ -75,7 +75,7 @@ class Stream:
         "watches",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, idmp_duration: int = 100, idmp_maxsize: int = 100) -> None:
         self.rax: Rax[bytearray] = Rax()
         self.length = 0  # live entries
         self.last_id = MIN_ID  # last ID generated, 0-0 for a new stream
@@ -85,8 +85,8 @@ class Stream:
         self.entries_added = 0  # entries ever appended
         self.cgroups: dict[bytes, ConsumerGroup] = {}  # consumer groups by name
         self.cgroups_ref: dict[StreamID, set[bytes]] = {}  # entry -> groups whose PEL has it
-        self.idmp_duration = 100  # IDMP window in seconds (stream-idmp-duration)
-        self.idmp_maxsize = 100  # IIDs kept per producer (stream-idmp-maxsize)
+        self.idmp_duration = idmp_duration  # IDMP window, seconds (stream-idmp-duration)
+        self.idmp_maxsize = idmp_maxsize  # IIDs kept per producer (stream-idmp-maxsize)
         self.iids_added = 0  # IDMP appends accepted
         self.iids_duplicates = 0  # IDMP appends answered from history
         self.idmp: dict[bytes, dict[bytes, StreamID]] = {}  # pid -> iid -> entry ID (idmp.py)

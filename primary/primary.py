@@ -78,6 +78,7 @@ from xstream.node.refusals import (
     ReadOnlyError,
     UnblockedError,
 )
+from xstream.node.stats import STATS
 from xstream.node.store import DiskFault, Store
 
 from . import peers
@@ -345,6 +346,7 @@ class Primary(Node):
                 self.store.append(data)
             except DiskFault as e:
                 raise misconf(e) from None
+            STATS.changed()
             self.backlog.append(data)
             self.commit_times.add(self.backlog.end, time.time())
             self.new_data.fire()
@@ -423,7 +425,7 @@ class Primary(Node):
         if end is None:
             return
         t0 = time.monotonic()
-        fresh = Engine(self.engine.config)
+        fresh = Engine(self.engine.settings.base)
         try:
             tail = self.store.load_upto(fresh, end)
         except (OSError, AssertionError, records.CorruptRecordError) as e:
@@ -590,12 +592,7 @@ class Primary(Node):
 
     async def snapshot_now(self) -> tuple[int, int]:
         """Serialize now (consistent at this offset), write in a worker thread, truncate the log."""
-        offset, data = self.store.begin_snapshot(self.engine, {"replid": self.replid})
-        await asyncio.get_running_loop().run_in_executor(
-            None, self.store.finish_snapshot, offset, data
-        )
-        METRICS.snapshots.inc()
-        return offset, len(data)
+        return await self.write_snapshot()
 
     # ------------------------------------------------------------ info
 

@@ -61,6 +61,7 @@ from xstream.node.handshake import Hello
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
 from xstream.node.refusals import ReadOnlyError, TryAgainError
+from xstream.node.stats import STATS
 from xstream.node.store import DiskFault, Store
 
 ACK_EVERY = 0.1  # acks without a GETACK (ack_now) are sent at most this often
@@ -285,7 +286,7 @@ class Replica(Node):
             )
         t0, was = time.monotonic(), self._offset
         self.store.cut_back(offset)
-        fresh = Engine(self.engine.config)
+        fresh = Engine(self.engine.settings.base)
         rec = self.store.recover(fresh, fresh.apply_record, set_aside=True)
         self.engine.adopt(fresh)
         self._offset = self.received = self.primary_offset = rec.offset
@@ -308,7 +309,7 @@ class Replica(Node):
     ) -> None:
         """A full sync's snapshot, whole: it replaces the data set at `offset`."""
         t0 = time.monotonic()
-        fresh = Engine(self.engine.config)
+        fresh = Engine(self.engine.settings.base)
         snapshot.restore(fresh, data)
         replids.forget(self.store.dir)
         self.store.reset(offset, data, {"replid": replid})
@@ -354,6 +355,7 @@ class Replica(Node):
                 signaled += result.signaled
                 touched += result.touched
                 pos = stop
+                STATS.changed()
         except (records.CorruptRecordError, StreamError) as e:
             raise Diverged(f"record at {self._offset + pos} does not apply: {e}") from e
         finally:
@@ -403,12 +405,7 @@ class Replica(Node):
     async def snapshot_now(self) -> tuple[int, int]:
         if self.pending:  # a snapshot sits on a record boundary
             return self.store.snapshot_offset, 0
-        offset, data = self.store.begin_snapshot(self.engine, {"replid": self.replid})
-        await asyncio.get_running_loop().run_in_executor(
-            None, self.store.finish_snapshot, offset, data
-        )
-        METRICS.snapshots.inc()
-        return offset, len(data)
+        return await self.write_snapshot()
 
     # ------------------------------------------------------------ info
 

@@ -120,6 +120,13 @@ def _node_args(p: argparse.ArgumentParser, port: int) -> None:
         help="close a RESP connection with more unparsed input than this (Redis's "
         "client-query-buffer-limit; default 1 GiB)",
     )
+    p.add_argument(
+        "--enable-debug-command",
+        choices=["no", "yes"],
+        default="no",
+        help="allow DEBUG (RELOAD, LOADAOF, LOG, SLEEP), as Redis's enable-debug-command "
+        "(default no)",
+    )
     p.add_argument("--metrics-port", type=int, default=0, help="Prometheus /metrics (0 = off)")
     p.add_argument("--node-max-bytes", type=int, default=4096, help="stream-node-max-bytes")
     p.add_argument("--node-max-entries", type=int, default=100, help="stream-node-max-entries")

@@ -167,7 +167,7 @@ def xadd(ctx: Ctx) -> Reply:
     if sum(map(len, argv[fpos:])) > LISTPACK_MAX_SIZE:  # after the ID checks, as streamAppendItem
         raise StreamError("Elements are too large to be stored")
     if s is None:
-        s = ctx.keyspace.stream_or_create(key)
+        s = ctx.keyspace.stream_or_create(key, ctx.config.idmp)
     cfg = ctx.config
     s.append(entry_id, fields, values, cfg.node_max_bytes, cfg.node_max_entries)
     ctx.signal(key)
@@ -208,7 +208,7 @@ def _xadd_plain(ctx: Ctx) -> Reply:
     if sum(map(len, fv)) > LISTPACK_MAX_SIZE:
         raise StreamError("Elements are too large to be stored")
     if s is None:
-        s = ctx.keyspace.stream_or_create(key)
+        s = ctx.keyspace.stream_or_create(key, ctx.config.idmp)
     cfg = ctx.config
     s.append(entry_id, fv[0::2], fv[1::2], cfg.node_max_bytes, cfg.node_max_entries)
     ctx.signal(key)

@@ -48,7 +48,7 @@ def xappend(ctx: Ctx) -> Reply:
         raise StreamError("The ID specified in XADD must be greater than 0-0")
     check_room(first, entries)
     if s is None:
-        s = ctx.keyspace.stream_or_create(key)
+        s = ctx.keyspace.stream_or_create(key, ctx.config.idmp)
     cfg = ctx.config
     s.append_many(first, entries, cfg.node_max_bytes, cfg.node_max_entries)
     ctx.signal(key)

@@ -108,7 +108,7 @@ def xgroup_create(ctx: Ctx) -> Reply:
         raise StreamError("Consumer Group name already exists", "BUSYGROUP")
     created = s is None
     if s is None:
-        s = ctx.keyspace.stream_or_create(argv[2])
+        s = ctx.keyspace.stream_or_create(argv[2], ctx.config.idmp)
     entries_read = _capped(ctx, entries_read, s)
     s.cgroups[argv[3]] = ConsumerGroup(argv[3], last, entries_read, s.cgroups_ref)
     effect = [b"XGROUP", b"CREATE", argv[2], argv[3], last.encode()]

@@ -42,13 +42,14 @@ from xstream.engine import NULL_ARRAY, Engine, Result, StreamError
 from xstream.engine.commands import lookup
 from xstream.engine.context import BlockSpec
 from xstream.engine.reply import Reply, Status
-from xstream.node import infotext, slices
+from xstream.node import infotext, servercmds, slices
 from xstream.node.backlog import Backlog
 from xstream.node.batch import Batch
 from xstream.node.concern import WriteConcern
 from xstream.node.epochs import EpochState
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
+from xstream.node.stats import STATS
 from xstream.node.store import Store
 from xstream.node.watches import Watch, Watches
 
@@ -101,6 +102,7 @@ class Node(ABC):
     backlog: Backlog
     replid: str
     limits = slices.Limits()  # what one request may cost; the host sets its configured ones
+    debug_command = False  # DEBUG allowed (--enable-debug-command); the host sets it
 
     def __init__(self, engine: Engine, name: str) -> None:
         self.engine = engine
@@ -110,6 +112,8 @@ class Node(ABC):
         # blocked reads per (db, key), in the order they blocked (Redis serves them so)
         self._waiters: dict[Waited, dict[asyncio.Future[bytes], None]] = {}
         self.watches = Watches()  # WATCHed (db, key)s of the RESP connections
+        # the (db, key)s of blocked reads that wake when a key is deleted (XREADGROUP's on_nokey)
+        self._nokey: dict[asyncio.Future[bytes], list[Waited]] = {}
 
     @property
     def epoch(self) -> int:
@@ -342,6 +346,8 @@ class Node(ABC):
         waited = [(spec.db, key) for key in spec.keys]
         for w in waited:
             self._waiters.setdefault(w, {})[fut] = None
+        if spec.on_nokey:
+            self._nokey[fut] = waited
         try:
             now = now_ms()
             if deadline and deadline <= now:
@@ -352,6 +358,7 @@ class Node(ABC):
             except TimeoutError:
                 return None if deadline and now_ms() >= deadline else b""
         finally:
+            self._nokey.pop(fut, None)
             for w in waited:
                 waiting = self._waiters.get(w)
                 if waiting is not None:
@@ -390,12 +397,36 @@ class Node(ABC):
         """This role ends; `to` serves the same engine and store from now on. By default
         blocked reads keep waiting through `to` (the two share the table: a read parked
         through this node re-parks through it); a primary fails them instead (Primary)."""
-        to._waiters = self._waiters
+        to._waiters, to._nokey = self._waiters, self._nokey
         to.watches = self.watches
 
     @property
     def blocked_clients(self) -> int:
         return len({f for fs in self._waiters.values() for f in fs})
+
+    def blocking_info(self) -> dict[str, int]:
+        """INFO clients' total_blocking_keys and total_blocking_keys_on_nokey."""
+        nokey = {k for keys in self._nokey.values() for k in keys if k in self._waiters}
+        return {"blocking_keys": len(self._waiters), "blocking_keys_on_nokey": len(nokey)}
+
+    # ------------------------------------------------------------ snapshots
+
+    async def write_snapshot(self) -> tuple[int, int]:
+        """Serialize the state now (consistent at this offset), write it in a worker thread
+        and drop the log it supersedes; (offset, bytes). STATS notes the save (INFO's
+        rdb_changes_since_last_save counts from when it began)."""
+        mark = STATS.saving()
+        ok = False
+        try:
+            offset, data = self.store.begin_snapshot(self.engine, {"replid": self.replid})
+            await asyncio.get_running_loop().run_in_executor(
+                None, self.store.finish_snapshot, offset, data
+            )
+            ok = True
+        finally:
+            STATS.saved(mark, ok)
+        METRICS.snapshots.inc()
+        return offset, len(data)
 
 
 # ---------------------------------------------------------------- server commands
@@ -443,7 +474,7 @@ async def _echo(node: Node, argv: Argv, client_offset: int) -> tuple[Reply, int]
 
 
 async def _info(node: Node, argv: Argv, client_offset: int) -> tuple[Reply, int]:
-    return infotext.render(node.info(), argv[1:]), node.offset
+    return infotext.render(node.info() | node.blocking_info(), argv[1:]), node.offset
 
 
 def _is_write(argv: Argv) -> bool:
@@ -472,4 +503,5 @@ SERVER_COMMANDS: dict[bytes, ServerCommand] = {
     b"ROLE": _role,
     b"ECHO": _echo,
     b"INFO": _info,
+    **servercmds.COMMANDS,
 }

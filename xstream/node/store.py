@@ -224,7 +224,7 @@ class Store:
         (n,) = _U32.unpack_from(data, len(META_MAGIC))
         start = len(META_MAGIC) + 4
         meta: dict[str, Any] = json.loads(data[start : start + n])
-        fresh = Engine(engine.config)
+        fresh = Engine(engine.settings.base)
         snapshot.restore(fresh, data[start + n :])
         engine.adopt(fresh)
         return meta
@@ -366,6 +366,28 @@ class Store:
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush_loop())
         await fut
+
+    async def fsync_to(self, offset: int) -> bool:
+        """fsync now if `offset` is written but not yet synced, whatever the policy
+        (WAITAOF's local count); whether `offset` is on disk. DiskFault if the log failed."""
+        if self.synced >= offset:
+            return True
+        if self.fault:
+            raise DiskFault(self.fault)
+        if offset > self.written:
+            return False
+        if self.fsync == "always":  # the group commit's fsync (a failure rolls back)
+            await self.durable(offset)
+            return True
+        target = self.written
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, self._fsync_now, self._fd)
+        except OSError as e:  # as everysec's: what it covered was acknowledged already
+            self._fsync_failed = True
+            self._fail("fsync", e, None)
+            raise DiskFault(self.fault) from e
+        self.synced = max(self.synced, target)
+        return True
 
     async def _flush_loop(self) -> None:
         loop = asyncio.get_running_loop()

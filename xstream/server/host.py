@@ -135,6 +135,7 @@ class Host:
     def _serve(self, node: _N) -> _N:
         """`node`, bound by this host's request limits (every role serves the same)."""
         node.limits = limits_of(self.cfg)
+        node.debug_command = self.cfg.enable_debug_command == "yes"
         return node
 
     @property

@@ -32,6 +32,7 @@ from xstream.engine import Engine, EngineConfig
 from xstream.node import logs, metrics
 from xstream.node.base import Node
 from xstream.node.logs import slog
+from xstream.node.stats import STATS
 from xstream.node.store import Store
 from xstream.primary.replication import ReplicationService
 from xstream.v1 import xstream_pb2 as pb
@@ -195,6 +196,7 @@ async def serve(cfg: NodeConfig) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    STATS.on_shutdown = stop.set  # SHUTDOWN (servercmds.py)
     await stop.wait()
     slog("shutting_down")
     await running.stop()

@@ -35,6 +35,7 @@ from xstream.node import slices
 from xstream.node.base import Argv, Node
 from xstream.node.concern import Acks, WriteConcern
 from xstream.node.metrics import METRICS
+from xstream.node.stats import STATS
 from xstream.node.store import DiskFault
 from xstream.protocol import DB_KEY, EPOCH_KEY, MAX_MESSAGE, OFFSET_KEY, PRIMARY_KEY
 from xstream.v1 import xstream_pb2 as pb
@@ -93,6 +94,7 @@ def _concern(msg: Any) -> WriteConcern | None:
 
 async def abort(node: Node, context: Context, e: StreamError) -> None:
     METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
+    STATS.error(e.line)
     meta = [protocol.ERROR_MARK, (OFFSET_KEY, str(node.offset)), _epoch_meta(node)]
     primary = getattr(node, "primary_address", "")
     if primary:
@@ -116,6 +118,7 @@ class StreamsService(pb_grpc.StreamsServicer):
         concern: WriteConcern | None = None,
     ) -> tuple[Reply, int]:
         node = self.node
+        STATS.command()
         try:
             node.check_client_epoch(_metadata_int(context, EPOCH_KEY), [argv])
             out = await node.execute(argv, concern, _client_offset(context), _db(node, context))
@@ -146,6 +149,7 @@ class StreamsService(pb_grpc.StreamsServicer):
     async def Pipeline(self, request: pb.PipelineRequest, context: Any) -> pb.PipelineReply:  # noqa: N802
         argvs = [list(c.argv) for c in request.commands]
         node = self.node
+        STATS.command(len(argvs))
         try:
             node.check_client_epoch(_metadata_int(context, EPOCH_KEY), argvs)
             db = _db(node, context)
@@ -156,6 +160,9 @@ class StreamsService(pb_grpc.StreamsServicer):
             await abort(node, context, e)
             raise
         context.set_trailing_metadata((_epoch_meta(node),))
+        for r in results:
+            if isinstance(r, StreamError):
+                STATS.error(r.line)
         replies = [
             pb.Reply(error=wire.error_text(r.line))
             if isinstance(r, StreamError)
@@ -174,6 +181,7 @@ class StreamsService(pb_grpc.StreamsServicer):
         async for batch in request_iterator:
             if out.batches == 0:
                 concern = _concern(batch)
+            STATS.command()
             try:
                 node.limits.check_args([batch.key, *batch.elements])
                 node.check_client_epoch(client_epoch)
@@ -181,6 +189,7 @@ class StreamsService(pb_grpc.StreamsServicer):
                 ids = await node.ingest_batch(batch.key, split_entries(batch), db)
             except StreamError as e:
                 METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
+                STATS.error(e.line)
                 out.error = wire.error_text(e.line)
                 break
             if ids:

@@ -53,8 +53,20 @@ _OTHERS: dict[str, tuple[int, tuple[str, ...], int, int, int, str]] = {
     "discard": (1, _TX_FLAGS, 0, 0, 0, "transactions"),
     "watch": (-2, _TX_FLAGS, 1, -1, 1, "transactions"),
     "unwatch": (1, _TX_FLAGS, 0, 0, 0, "transactions"),
+    # node/servercmds.py
+    "config": (-2, (), 0, 0, 0, "server"),
+    "time": (1, ("loading", "stale", "fast"), 0, 0, 0, "server"),
+    "lastsave": (1, ("loading", "stale", "fast"), 0, 0, 0, "server"),
+    "save": (1, ("admin", "noscript", "no_async_loading", "no_multi"), 0, 0, 0, "server"),
+    "bgsave": (-1, ("admin", "noscript", "no_async_loading"), 0, 0, 0, "server"),
+    "bgrewriteaof": (1, ("admin", "noscript", "no_async_loading"), 0, 0, 0, "server"),
+    "debug": (-2, ("admin", "noscript", "loading", "stale", "protected"), 0, 0, 0, "server"),
+    "shutdown": (-1, ("admin", "noscript", "loading", "stale", "no_multi"), 0, 0, 0, "server"),
+    "waitaof": (4, ("noscript", "blocking"), 0, 0, 0, "generic"),
+    "function": (-2, (), 0, 0, 0, "scripting"),
+    "script": (-2, (), 0, 0, 0, "scripting"),
 }
-_NO_KEYS = {"keys", "scan", "flushall", "dbsize"}
+_NO_KEYS = {"keys", "scan", "flushall", "dbsize", "xconfigset"}
 _ALL_KEYS = {"del", "exists"}
 _MOVABLE = {"xread", "xreadgroup"}
 

@@ -46,6 +46,7 @@ from xstream.node import slices
 from xstream.node.base import Node
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
+from xstream.node.stats import STATS
 
 from . import longreply, multi
 from .codec import ProtocolError, encode, encode_error
@@ -128,6 +129,7 @@ class RespConnection(asyncio.Protocol):
         )
         self.session = session
         server.connections[session.id] = self
+        STATS.connected()
         self.conn = Conn(
             session,
             server.clients,
@@ -154,6 +156,7 @@ class RespConnection(asyncio.Protocol):
         self._lost = True
         session = self.session
         if session is not None:
+            STATS.disconnected()
             self.server.clients.remove(session)
             self.server.connections.pop(session.id, None)
             self.server.served.node.watches.drop(session.watch)
@@ -281,6 +284,7 @@ class RespConnection(asyncio.Protocol):
         session.last_active = asyncio.get_running_loop().time()
         session.last_cmd = _fullname(argv)
         node = self.server.served.node
+        STATS.command()
         try:
             assert self.conn is not None
             if multi.queues(session, name):
@@ -299,18 +303,14 @@ class RespConnection(asyncio.Protocol):
                 finally:
                     session.blocked = False
                 if name == b"INFO" and isinstance(reply, bytes):
-                    return [encode_edge(self._info(reply), session.proto)]
+                    return [encode_edge(Verbatim(reply), session.proto)]
                 if may_be_long and longreply.is_long(reply):
                     return await longreply.encode_long(reply, session.proto)
                 return [encode(reply, session.proto)]
         except StreamError as e:
             METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
+            STATS.error(e.line)
             return [encode_error(e)]
-
-    def _info(self, text: bytes) -> Verbatim:
-        """The node's INFO text, with this edge's client count in its Clients section."""
-        count = b"connected_clients:%d\r\n" % len(self.server.clients)
-        return Verbatim(text.replace(b"# Clients\r\n", b"# Clients\r\n" + count, 1))
 
 
 @contextlib.contextmanager
@@ -346,7 +346,7 @@ def _resolve(fut: asyncio.Future[None] | None) -> None:
 async def start(served: Served, host: str, port: int, query_buffer_limit: int) -> RespServer:
     """A RESP server over `served`, listening on host:port (0: any free port)."""
     server = RespServer(served, query_buffer_limit)
-    await server.start(host, port)
+    STATS.tcp_port = await server.start(host, port)
     return server
 
 

@@ -1,0 +1,79 @@
+"""What INFO counts for the node process: connections, commands, errors, changes and saves.
+
+    STATS.connected(), disconnected()   a client connection opened / closed (the RESP edge)
+    STATS.command()              one command received, whatever its outcome (both edges)
+    STATS.error(line)            one error reply: its prefix counts in errorstats
+    STATS.changed(n)             n writes applied (a primary's commit, a replica's records)
+    STATS.saving(), saved(mark)  a snapshot began / was written (see `changes_since_save`)
+    STATS.reset()                CONFIG RESETSTAT
+
+One object per process, as the Prometheus registry (metrics.py) is: the counters belong
+to the node, not to the role of the moment (a promotion or a demotion keeps them, as Redis's
+stats survive REPLICAOF), and the edges, the roles and the server commands all reach it
+without being handed it. All increments happen on the event loop.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.started = time.time()  # process start, unix seconds (uptime_in_seconds)
+        self.tcp_port = 0  # the RESP port served (tcp_port); 0: none
+        self.connected_clients = 0  # RESP connections open now
+        self.connections_received = 0  # total_connections_received (RESP connections)
+        self.commands_processed = 0  # total_commands_processed (RESP and gRPC)
+        self.error_replies = 0  # total_error_replies
+        self.errors: Counter[str] = Counter()  # errorstat_<PREFIX>:count=N
+        self.changes = 0  # writes applied since the process started (never reset)
+        self.changes_at_save = 0  # `changes` when the last written snapshot began
+        self.last_save = int(self.started)  # rdb_last_save_time: start counts as saved
+        self.last_save_ok = True  # rdb_last_bgsave_status
+        self.snapshots_running = 0  # rdb_bgsave_in_progress when > 0
+        self.on_shutdown: Callable[[], None] | None = None  # SHUTDOWN asks the process to stop
+
+    def connected(self) -> None:
+        self.connections_received += 1
+        self.connected_clients += 1
+
+    def disconnected(self) -> None:
+        self.connected_clients -= 1
+
+    def command(self, n: int = 1) -> None:
+        self.commands_processed += n
+
+    def error(self, line: str) -> None:
+        self.error_replies += 1
+        self.errors[line.split(" ", 1)[0]] += 1
+
+    def changed(self, n: int = 1) -> None:
+        self.changes += n
+
+    @property
+    def changes_since_save(self) -> int:
+        """rdb_changes_since_last_save: writes applied since the last snapshot began."""
+        return self.changes - self.changes_at_save
+
+    def saving(self) -> int:
+        """A snapshot begins; the mark `saved` takes once it is written."""
+        self.snapshots_running += 1
+        return self.changes
+
+    def saved(self, mark: int, ok: bool) -> None:
+        self.snapshots_running -= 1
+        self.last_save_ok = ok
+        if ok:
+            self.last_save = int(time.time())
+            self.changes_at_save = max(self.changes_at_save, mark)
+
+    def reset(self) -> None:
+        """CONFIG RESETSTAT: the counters Redis's resetServerStats clears."""
+        self.connections_received = self.commands_processed = self.error_replies = 0
+        self.errors.clear()
+
+
+STATS = Stats()
