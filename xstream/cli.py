@@ -9,7 +9,7 @@ xstream replicaof --node N --primary P [--epoch N]   re-point a replica (or demo
 xstream cli --node HOST:PORT [WORDS ...]     one command (or a prompt, or lines from stdin)
 xstream shell [WORDS ...]                    the same on an in-process engine, no server
 
-Running a node (primary, replica, node, check-log) needs the `server` extra
+Running a node (primary, replica, node, check-log) and `xstream certs` need the `server` extra
 (`pip install "xstream[server]"`); its modules are imported when such a command runs, so
 without it `xstream --help` and the client commands work and a node command says, in one
 line, what to install.
@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ssl
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import grpc
 
-from xstream import checklog, console, tools, up
+from xstream import certs, checklog, console, tools, up
 from xstream.clock import now_ms
 from xstream.engine import Engine, EngineConfig, StreamError, snapshot
 from xstream.engine.reply import Reply
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
 # The `server` extra's top-level modules (pyproject.toml): a node command missing one of them
 # says to install the extra.
-SERVER_EXTRA = ("grpc_health", "grpc_reflection", "prometheus_client")
+SERVER_EXTRA = ("grpc_health", "grpc_reflection", "prometheus_client", "cryptography")
 # WARNING: the same as xstream.node.store.FSYNC_POLICIES (imported only when a node runs);
 # tests/unit/test_protocol.py compares them.
 FSYNC_POLICIES = ("always", "everysec", "no")
@@ -124,6 +125,39 @@ def _node_args(p: argparse.ArgumentParser, port: int) -> None:
     p.add_argument("--node-max-bytes", type=int, default=4096, help="stream-node-max-bytes")
     p.add_argument("--node-max-entries", type=int, default=100, help="stream-node-max-entries")
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info")
+    _tls_node_args(p)
+
+
+def _tls_node_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group(
+        "TLS",
+        "TLS 1.2+ on every endpoint (gRPC, RESP, metrics), the replica's link to its primary "
+        "and etcd (https:// URLs), reloaded on SIGHUP or when a file changes",
+    )
+    g.add_argument("--tls-cert", type=Path, help="the node's certificate chain (PEM)")
+    g.add_argument("--tls-key", type=Path, help="its private key (PEM, unencrypted)")
+    g.add_argument(
+        "--tls-ca", type=Path, help="CA bundle (PEM) that verifies client and peer certificates"
+    )
+    g.add_argument(
+        "--tls-dir",
+        type=Path,
+        help="a directory as `xstream certs` writes it: DIR/ca.crt, DIR/<name>.crt, "
+        "DIR/<name>.key with name = --name (explicit --tls-* files win)",
+    )
+    g.add_argument(
+        "--tls-client-auth",
+        choices=("required", "optional", "no"),
+        default="required",
+        help="client certificates (clients and peer nodes): required (default, as Redis's "
+        "tls-auth-clients), optional (verified when sent; the gRPC port does not ask), no",
+    )
+    g.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow listening on a non-loopback address without TLS (refused otherwise: "
+        "anyone who reaches the port could read, write and reconfigure the node)",
+    )
 
 
 def _positive(text: str) -> int:
@@ -235,6 +269,7 @@ def _config(args: argparse.Namespace, role: str) -> NodeConfig:
 
 def _serve(cfg: NodeConfig) -> int:
     from xstream.node.damage import CorruptLog  # noqa: PLC0415 (the server extra)
+    from xstream.node.tls import TlsConfigError  # noqa: PLC0415
     from xstream.server.runner import serve  # noqa: PLC0415
 
     try:
@@ -242,6 +277,9 @@ def _serve(cfg: NodeConfig) -> int:
     except CorruptLog as e:
         print(f"error: {e}", file=sys.stderr)
         return 3
+    except (TlsConfigError, ssl.SSLError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -350,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     up.add_parser(sub)
     tools.add_parsers(sub)
     checklog.add_parser(sub)
+    certs.add_parser(sub)
     pipeline_subcommand.add_parser(sub)
     sh = sub.add_parser(
         "shell",
