@@ -306,10 +306,14 @@ def run_node(args: argparse.Namespace) -> int:
     return _serve(cfg)
 
 
-def _admin(node: str, call: str, request: object) -> object | None:
-    with grpc.insecure_channel(node) as channel:
+def _admin(args: argparse.Namespace, call: str, request: object) -> object | None:
+    node = args.node
+    ch = tools.open_channel(node, args)
+    if ch is None:
+        return None
+    with ch:
         try:
-            reply: object = getattr(pb_grpc.AdminStub(channel), call)(request, timeout=30)
+            reply: object = getattr(pb_grpc.AdminStub(ch), call)(request, timeout=30)
             return reply
         except grpc.RpcError as e:
             print(f"error: {node}: {e.code().name}: {e.details()}", file=sys.stderr)
@@ -317,7 +321,7 @@ def _admin(node: str, call: str, request: object) -> object | None:
 
 
 def promote(args: argparse.Namespace) -> int:
-    reply = _admin(args.node, "Promote", pb.PromoteRequest(epoch=args.epoch))
+    reply = _admin(args, "Promote", pb.PromoteRequest(epoch=args.epoch))
     if not isinstance(reply, pb.PromoteReply):
         return 1
     print(f"primary: {args.node}\nepoch: {reply.epoch}\nreplid: {reply.replid}")
@@ -327,7 +331,7 @@ def promote(args: argparse.Namespace) -> int:
 
 def replicaof(args: argparse.Namespace) -> int:
     request = pb.ReplicaOfRequest(primary=args.primary, epoch=args.epoch)
-    reply = _admin(args.node, "ReplicaOf", request)
+    reply = _admin(args, "ReplicaOf", request)
     if not isinstance(reply, pb.ReplicaOfReply):
         return 1
     print(f"role: {reply.role}\nprimary: {args.primary}\noffset: {reply.offset}")
@@ -346,6 +350,7 @@ def _role_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     pr.add_argument(
         "--epoch", type=int, default=0, help="the new epoch (default: highest seen + 1)"
     )
+    tools.add_tls_args(pr)
     pr.set_defaults(func=promote)
     ro = sub.add_parser(
         "replicaof",
@@ -358,6 +363,7 @@ def _role_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     ro.add_argument(
         "--epoch", type=int, default=0, help="that primary's epoch, if known (refuse older ones)"
     )
+    tools.add_tls_args(ro)
     ro.set_defaults(func=replicaof)
 
 

@@ -325,3 +325,23 @@ def test_a_key_that_does_not_match_its_certificate_is_refused(tmp_path: Path, pk
                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
     assert out.returncode == 2
     assert out.stderr.startswith("error: ") and "Traceback" not in out.stderr
+
+
+def test_the_command_line_speaks_tls(served: tuple[Node, int, int], pki: Path) -> None:
+    node, _, _ = served
+    tls = ["--tls-dir", str(pki), "--tls-name", "app"]
+
+    def run(*words: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(_xstream(*words), capture_output=True, text=True, timeout=60,
+                              check=False)  # fmt: skip
+
+    out = run("cli", "--node", node.address, *tls, "XADD", "s", "*", "a", "1")
+    assert out.returncode == 0 and out.stdout.startswith('"'), out.stderr
+    out = run("info", "--node", node.address, *tls)
+    assert out.returncode == 0 and "role:" in out.stdout
+    out = run("info", "--node", node.address, "--tls-ca", str(pki / "ca.crt"))  # no certificate
+    assert out.returncode == 1 and "UNAVAILABLE" in out.stderr
+    out = run("info", "--node", node.address)
+    assert out.returncode == 1 and "UNAVAILABLE" in out.stderr
+    out = run("info", "--node", node.address, "--tls-name", "app")
+    assert out.returncode == 2 and "--tls-name needs --tls-dir" in out.stderr
