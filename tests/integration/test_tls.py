@@ -345,3 +345,16 @@ def test_the_command_line_speaks_tls(served: tuple[Node, int, int], pki: Path) -
     assert out.returncode == 1 and "UNAVAILABLE" in out.stderr
     out = run("info", "--node", node.address, "--tls-name", "app")
     assert out.returncode == 2 and "--tls-name needs --tls-dir" in out.stderr
+
+
+def test_the_spark_sources_node_calls_speak_tls(served: tuple[Node, int, int], pki: Path) -> None:
+    """What the data source's planner and tasks call (pipeline/nodes.py), without Spark."""
+    from xstream.pipeline import nodes  # noqa: PLC0415
+    from xstream.pipeline.options import TlsFiles  # noqa: PLC0415
+
+    node, resp_port, _ = served
+    resp(resp_port, pki).xadd("events", {"n": "1"})
+    tls = TlsFiles(str(pki / "ca.crt"), str(pki / "app.crt"), str(pki / "app.key"))
+    assert nodes.state(node.address, "events", tls).length == 1
+    with pytest.raises(nodes.NodeError):
+        nodes.state(node.address, "events")  # plaintext

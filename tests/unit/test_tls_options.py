@@ -91,3 +91,22 @@ def test_client_parameters_as_redis_py(tmp_path: Path) -> None:
     assert from_options(None, None, None, None, "") is None
     with pytest.raises(ValueError, match="--tls-name needs --tls-dir"):
         from_options(None, None, None, None, "app")
+
+
+def test_spark_source_tls_options(tmp_path: Path) -> None:
+    from xstream.pipeline.options import OptionError, TlsFiles, parse  # noqa: PLC0415
+
+    _files(tmp_path, "ca.crt", "app.crt", "app.key")
+    base = {"streams": "s", "primary": "h:1"}
+    assert parse(base, mode="read").tls is None
+    assert parse({**base, "tls": "true"}, mode="read").tls == TlsFiles()
+    files = {"tlsCaFile": str(tmp_path / "ca.crt"), "tlsCertFile": str(tmp_path / "app.crt"),
+             "tlsKeyFile": str(tmp_path / "app.key")}  # fmt: skip
+    opts = parse({**base, **files}, mode="write")
+    assert opts.tls == TlsFiles(files["tlsCaFile"], files["tlsCertFile"], files["tlsKeyFile"])
+    with pytest.raises(OptionError, match="go together"):
+        parse({**base, "tlsCertFile": files["tlsCertFile"]}, mode="read")
+    with pytest.raises(OptionError, match="'tlsCaFile': no file"):
+        parse({**base, "tlsCaFile": str(tmp_path / "nope")}, mode="read")
+    with pytest.raises(OptionError, match="'tls' must be true or false"):
+        parse({**base, "tls": "yes"}, mode="read")
