@@ -18,37 +18,45 @@ from dataclasses import dataclass
 import grpc
 
 from xstream.client.argv import encode
+from xstream.client.tls import client_tls
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
+from .options import TlsFiles
+
 MAX_MESSAGE = 256 << 20
 _lock = threading.Lock()
-_stubs: dict[str, pb_grpc.StreamsStub] = {}
+_stubs: dict[tuple[str, TlsFiles | None], pb_grpc.StreamsStub] = {}
 
 
 class NodeError(RuntimeError):
     """A node answered with an error line, or could not be reached."""
 
 
-def stub(address: str) -> pb_grpc.StreamsStub:
+def stub(address: str, tls: TlsFiles | None = None) -> pb_grpc.StreamsStub:
     with _lock:
-        s = _stubs.get(address)
+        s = _stubs.get((address, tls))
         if s is None:
-            channel = grpc.insecure_channel(
-                address,
-                options=[
-                    ("grpc.max_receive_message_length", MAX_MESSAGE),
-                    ("grpc.max_send_message_length", MAX_MESSAGE),
-                ],
-            )
-            s = _stubs[address] = pb_grpc.StreamsStub(channel)
+            options = [
+                ("grpc.max_receive_message_length", MAX_MESSAGE),
+                ("grpc.max_send_message_length", MAX_MESSAGE),
+            ]
+            if tls is None:
+                channel = grpc.insecure_channel(address, options=options)
+            else:
+                creds = client_tls(True, tls.ca, tls.cert, tls.key)
+                assert creds is not None
+                channel = grpc.secure_channel(address, creds.credentials(), options=options)
+            s = _stubs[(address, tls)] = pb_grpc.StreamsStub(channel)
         return s
 
 
-def execute(address: str, *words: str | bytes | int, timeout: float = 30.0) -> pb.Value:
+def execute(
+    address: str, *words: str | bytes | int, timeout: float = 30.0, tls: TlsFiles | None = None
+) -> pb.Value:
     """Run one command on `address`; its Value, or NodeError with Redis's error line."""
     try:
-        reply: pb.Reply = stub(address).Execute(
+        reply: pb.Reply = stub(address, tls).Execute(
             pb.Command(argv=[encode(w) for w in words]), timeout=timeout
         )
     except grpc.RpcError as e:
@@ -72,13 +80,19 @@ class StreamState:
 
 
 def splits(
-    address: str, key: str, start: str, end: str, parts: int = 1, limit: int | None = None
+    address: str,
+    key: str,
+    start: str,
+    end: str,
+    parts: int = 1,
+    limit: int | None = None,
+    tls: TlsFiles | None = None,
 ) -> StreamState:
     """XSPLITS on one node: cut points of `[start, end]` (XRANGE syntax) and stream state."""
     words: list[str | int] = ["XSPLITS", key, start, end, parts]
     if limit is not None:
         words += ["LIMIT", limit]
-    value = execute(address, *words)
+    value = execute(address, *words, tls=tls)
     kind = value.WhichOneof("kind")
     if kind == "null":
         return StreamState(exists=False)
@@ -105,6 +119,6 @@ def _map(value: pb.Value) -> dict[str, pb.Value]:
     raise NodeError(f"unexpected XSPLITS reply kind {kind!r}")
 
 
-def state(address: str, key: str) -> StreamState:
+def state(address: str, key: str, tls: TlsFiles | None = None) -> StreamState:
     """The stream's metadata only (an empty range: no node is walked)."""
-    return splits(address, key, "+", "+")
+    return splits(address, key, "+", "+", tls=tls)

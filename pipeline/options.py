@@ -24,6 +24,13 @@ option, never inside a task. The result is a frozen, picklable `Options`.
     idmpBuckets        writes: producers per (query, batch, partition) (default 16)
     writeId            writes: the query part of the IDMP key for batch writes (default:
                        one random ID per write job, shared by its task retries)
+    tls                true: TLS to every node (default false; implied by the files below)
+    tlsCaFile          CA bundle (PEM) that verifies the nodes (default: the system's roots)
+    tlsCertFile        client certificate (PEM), with tlsKeyFile: nodes require one by
+                       default (--tls-client-auth required)
+    tlsKeyFile         its private key (PEM)
+                       The files are read where each task runs: the same paths must exist on
+                       the driver (checked here) and on every executor.
 """
 
 from __future__ import annotations
@@ -32,10 +39,20 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 _ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 _ADDR = re.compile(r"^[A-Za-z0-9_.\-\[\]:]+:\d{1,5}$")
 _U64 = (1 << 64) - 1
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """TLS to the nodes (paths, read where a channel is opened); all None = system roots."""
+
+    ca: str | None = None
+    cert: str | None = None
+    key: str | None = None
 
 
 class OptionError(ValueError):
@@ -60,6 +77,7 @@ class Options:
     idmp_buckets: int = 16
     write_id: str | None = None
     default_start: str = "earliest"  # for streams a JSON startingOffsets leaves out
+    tls: TlsFiles | None = None  # None: plaintext
 
     @property
     def read_nodes(self) -> tuple[str, ...]:
@@ -86,6 +104,10 @@ KNOWN = {
     "idempotent",
     "idmpbuckets",
     "writeid",
+    "tls",
+    "tlscafile",
+    "tlscertfile",
+    "tlskeyfile",
 }
 SPARK_OWN = {"path", "checkpointlocation", "queryname"}  # Spark passes these through
 
@@ -135,7 +157,20 @@ def parse(raw: Mapping[str, str], *, mode: str, streaming: bool = False) -> Opti
         idmp_buckets=_positive(opts, "idmpBuckets", 16) or 16,
         write_id=opts.get("writeid") or None,
         default_start=default_start,
+        tls=_tls(opts),
     )
+
+
+def _tls(opts: dict[str, str]) -> TlsFiles | None:
+    files = {k: opts.get(f"tls{k}file") or None for k in ("ca", "cert", "key")}
+    if (files["cert"] is None) != (files["key"] is None):
+        raise OptionError("options 'tlsCertFile' and 'tlsKeyFile' go together")
+    for k, path in files.items():
+        if path is not None and not Path(path).is_file():
+            raise OptionError(f"option 'tls{k.capitalize()}File': no file {path!r}")
+    if not _bool(opts, "tls", False) and not any(files.values()):
+        return None
+    return TlsFiles(files["ca"], files["cert"], files["key"])
 
 
 def _streams(value: str | None, required: bool) -> tuple[str, ...]:

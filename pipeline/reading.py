@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from . import arrow, nodes
-from .options import Options, end_for, start_for
+from .options import Options, TlsFiles, end_for, start_for
 
 log = logging.getLogger("xstream.pipeline")
 EARLIEST = "0-0"
@@ -59,6 +59,7 @@ class Part:
     fail_on_data_loss: bool
     wait_ms: int
     fetch_size: int
+    tls: TlsFiles | None = None  # the query's TLS to its nodes
 
 
 def id_key(entry_id: str) -> tuple[int, int]:
@@ -73,7 +74,7 @@ def freshest(opts: Options, stream: str) -> tuple[str, nodes.StreamState]:
     errors = []
     for address in candidates:
         try:
-            state = nodes.state(address, stream)
+            state = nodes.state(address, stream, opts.tls)
         except nodes.NodeError as e:
             errors.append(str(e))
             continue
@@ -91,7 +92,7 @@ def applied(opts: Options, stream: str) -> str:
     lasts = []
     for address in opts.read_nodes:
         try:
-            lasts.append(nodes.state(address, stream).last_id)
+            lasts.append(nodes.state(address, stream, opts.tls).last_id)
         except nodes.NodeError as e:
             log.warning("read node unreachable, planning without it: %s", e)
     if not lasts:
@@ -135,18 +136,19 @@ def plan(
         if id_key(requested) >= id_key(last):
             continue
         address, _ = freshest(opts, stream)
-        state = nodes.splits(address, stream, f"({requested}", last)
+        state = nodes.splits(address, stream, f"({requested}", last, tls=opts.tls)
         after = check_loss(stream, requested, state, opts.fail_on_data_loss)
         if id_key(after) >= id_key(last) or not state.exists:
             continue
         if after != requested:  # re-count what remains after the trimmed part
-            state = nodes.splits(address, stream, f"({after}", last)
+            state = nodes.splits(address, stream, f"({after}", last, tls=opts.tls)
         states[stream] = (after, address, state)
     total = sum(sum(st.counts) for _, _, st in states.values()) or 1
     parts: list[Part] = []
     for stream, (after, address, state) in states.items():
         n = max(1, round(want * sum(state.counts) / total))
-        cut = nodes.splits(address, stream, f"({after}", ranges[stream][1], n) if n > 1 else state
+        end = ranges[stream][1]
+        cut = nodes.splits(address, stream, f"({after}", end, n, tls=opts.tls) if n > 1 else state
         bounds = [after, *cut.splits, ranges[stream][1]]
         for i, count in enumerate(cut.counts):
             node = read_nodes[len(parts) % len(read_nodes)]
@@ -160,6 +162,7 @@ def plan(
                     opts.fail_on_data_loss,
                     opts.replica_wait_ms,
                     opts.fetch_size,
+                    opts.tls,
                 )
             )
     return parts
@@ -186,8 +189,9 @@ def read_part(part: Part) -> Iterator[pa.RecordBatch]:
     cursor, rows = after, 0
     while True:
         value = nodes.execute(
-            part.node, "XRANGE", part.stream, f"({cursor}", part.last, "COUNT", part.fetch_size
-        )
+            part.node, "XRANGE", part.stream, f"({cursor}", part.last, "COUNT", part.fetch_size,
+            tls=part.tls,
+        )  # fmt: skip
         kind = value.WhichOneof("kind")
         if kind != "entries" or not value.entries.ids:
             break
@@ -198,7 +202,7 @@ def read_part(part: Part) -> Iterator[pa.RecordBatch]:
             break
         cursor = e.ids[-1].decode()
     if rows < part.planned:
-        after_read = nodes.state(part.node, part.stream)
+        after_read = nodes.state(part.node, part.stream, part.tls)
         if id_key(after_read.max_trimmed) > id_key(after):
             check_loss(part.stream, after, after_read, part.fail_on_data_loss)
 
@@ -207,7 +211,7 @@ def _wait_fresh(part: Part) -> nodes.StreamState:
     deadline = time.monotonic() + part.wait_ms / 1000
     delay = 0.01
     while True:
-        state = nodes.state(part.node, part.stream)
+        state = nodes.state(part.node, part.stream, part.tls)
         if state.exists and id_key(state.last_id) >= id_key(part.last):
             return state
         if time.monotonic() >= deadline:

@@ -136,7 +136,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if reading.id_key(ends[stream]) <= reading.id_key(start[stream]):
                 avail[stream] = 0
                 continue
-            st = nodes.splits(address, stream, f"({start[stream]}", ends[stream])
+            st = nodes.splits(address, stream, f"({start[stream]}", ends[stream], tls=self.opts.tls)
             avail[stream] = sum(st.counts)
         total = sum(avail.values())
         if total <= max_rows:
@@ -150,7 +150,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             budget -= share
             if share < avail[stream]:
                 st = nodes.splits(
-                    address, stream, f"({start[stream]}", ends[stream], 1, limit=share
+                    address, stream, f"({start[stream]}", ends[stream], 1, share, self.opts.tls
                 )
                 out[stream] = st.end_id
         return out

@@ -112,8 +112,16 @@ class _Writer:
 
         assert self.opts.primary is not None
         host, port = self.opts.primary.rsplit(":", 1)
+        tls = self.opts.tls
         return Client(
-            host, int(port), acks=self.opts.acks, acks_timeout_ms=self.opts.ack_timeout_ms
+            host,
+            int(port),
+            acks=self.opts.acks,
+            acks_timeout_ms=self.opts.ack_timeout_ms,
+            ssl=tls is not None,
+            ssl_ca_certs=tls.ca if tls else None,
+            ssl_certfile=tls.cert if tls else None,
+            ssl_keyfile=tls.key if tls else None,
         )
 
     def _flush(self, client: Any, pending: list[Any]) -> None:

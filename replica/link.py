@@ -14,6 +14,11 @@ What ends a stream, and what follows: a disk fault (the watcher resumes the log,
 syncs again), an OSError writing replid.json or epoch.json (retried each second), Diverged
 (the replid is forgotten: a full sync next), StalePrimary or a malformed history (retried,
 logged, until the replica is re-pointed), the stream breaking (reconnect with backoff).
+
+With `tls` (the node's own material, node/tls.py) the link dials the primary over TLS,
+verifying it with the node's CA and showing the node's certificate (mutual TLS between
+nodes); each connection takes the material of the moment, so rotated files apply at the next
+reconnect.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from xstream.node import epochs
 from xstream.node.handshake import Hello
 from xstream.node.logs import slog
 from xstream.node.store import DiskFault
+from xstream.node.tls import Tls
 from xstream.protocol import MAX_MESSAGE
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
@@ -35,7 +41,7 @@ from xstream.v1 import xstream_pb2_grpc as pb_grpc
 from .replica import Diverged, Replica, StalePrimary
 
 
-async def follow(replica: Replica) -> None:
+async def follow(replica: Replica, tls: Tls | None = None) -> None:
     """Follow the replica's primary until `replica.stop_link()` (grpc.aio may turn a task's
     cancellation into a CANCELLED error, so the loop does not rely on CancelledError alone)."""
     backoff = 0.05
@@ -45,7 +51,7 @@ async def follow(replica: Replica) -> None:
             await asyncio.sleep(0.2)
             continue
         try:
-            await _sync_once(replica)
+            await _sync_once(replica, tls)
             backoff = 0.05
         except DiskFault as e:
             slog("replica_link_stopped_disk", level="error", error=str(e))
@@ -70,15 +76,21 @@ async def follow(replica: Replica) -> None:
             await asyncio.sleep(backoff)
 
 
-async def _sync_once(replica: Replica) -> None:
+def _channel(address: str, tls: Tls | None) -> grpc.aio.Channel:
+    options = [
+        ("grpc.max_receive_message_length", MAX_MESSAGE),
+        ("grpc.max_send_message_length", MAX_MESSAGE),
+    ]
+    if tls is None:
+        return grpc.aio.insecure_channel(address, options=options)
+    m = tls.material
+    creds = grpc.ssl_channel_credentials(m.ca, m.key, m.cert)
+    return grpc.aio.secure_channel(address, creds, options=options)
+
+
+async def _sync_once(replica: Replica, tls: Tls | None) -> None:
     hello = replica.hello()
-    async with grpc.aio.insecure_channel(
-        replica.primary_address,
-        options=[
-            ("grpc.max_receive_message_length", MAX_MESSAGE),
-            ("grpc.max_send_message_length", MAX_MESSAGE),
-        ],
-    ) as channel:
+    async with _channel(replica.primary_address, tls) as channel:
         call = pb_grpc.ReplicationStub(channel).Sync(_outgoing(replica, hello))
         chunks: list[bytes] = []
         full: pb.FullSync | None = None

@@ -9,7 +9,7 @@ xstream replicaof --node N --primary P [--epoch N]   re-point a replica (or demo
 xstream cli --node HOST:PORT [WORDS ...]     one command (or a prompt, or lines from stdin)
 xstream shell [WORDS ...]                    the same on an in-process engine, no server
 
-Running a node (primary, replica, node, check-log) needs the `server` extra
+Running a node (primary, replica, node, check-log) and `xstream certs` need the `server` extra
 (`pip install "xstream[server]"`); its modules are imported when such a command runs, so
 without it `xstream --help` and the client commands work and a node command says, in one
 line, what to install.
@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ssl
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import grpc
 
-from xstream import checklog, console, tools, up
+from xstream import certs, checklog, console, tools, up
 from xstream.clock import now_ms
 from xstream.engine import Engine, EngineConfig, StreamError, snapshot
 from xstream.engine.reply import Reply
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
 # The `server` extra's top-level modules (pyproject.toml): a node command missing one of them
 # says to install the extra.
-SERVER_EXTRA = ("grpc_health", "grpc_reflection", "prometheus_client")
+SERVER_EXTRA = ("grpc_health", "grpc_reflection", "prometheus_client", "cryptography")
 # WARNING: the same as xstream.node.store.FSYNC_POLICIES (imported only when a node runs);
 # tests/unit/test_protocol.py compares them.
 FSYNC_POLICIES = ("always", "everysec", "no")
@@ -131,6 +132,39 @@ def _node_args(p: argparse.ArgumentParser, port: int) -> None:
     p.add_argument("--node-max-bytes", type=int, default=4096, help="stream-node-max-bytes")
     p.add_argument("--node-max-entries", type=int, default=100, help="stream-node-max-entries")
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info")
+    _tls_node_args(p)
+
+
+def _tls_node_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group(
+        "TLS",
+        "TLS 1.2+ on every endpoint (gRPC, RESP, metrics), the replica's link to its primary "
+        "and etcd (https:// URLs), reloaded on SIGHUP or when a file changes",
+    )
+    g.add_argument("--tls-cert", type=Path, help="the node's certificate chain (PEM)")
+    g.add_argument("--tls-key", type=Path, help="its private key (PEM, unencrypted)")
+    g.add_argument(
+        "--tls-ca", type=Path, help="CA bundle (PEM) that verifies client and peer certificates"
+    )
+    g.add_argument(
+        "--tls-dir",
+        type=Path,
+        help="a directory as `xstream certs` writes it: DIR/ca.crt, DIR/<name>.crt, "
+        "DIR/<name>.key with name = --name (explicit --tls-* files win)",
+    )
+    g.add_argument(
+        "--tls-client-auth",
+        choices=("required", "optional", "no"),
+        default="required",
+        help="client certificates (clients and peer nodes): required (default, as Redis's "
+        "tls-auth-clients), optional (verified when sent; the gRPC port does not ask), no",
+    )
+    g.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow listening on a non-loopback address without TLS (refused otherwise: "
+        "anyone who reaches the port could read, write and reconfigure the node)",
+    )
 
 
 def _positive(text: str) -> int:
@@ -242,6 +276,7 @@ def _config(args: argparse.Namespace, role: str) -> NodeConfig:
 
 def _serve(cfg: NodeConfig) -> int:
     from xstream.node.damage import CorruptLog  # noqa: PLC0415 (the server extra)
+    from xstream.node.tls import TlsConfigError  # noqa: PLC0415
     from xstream.server.runner import serve  # noqa: PLC0415
 
     try:
@@ -249,6 +284,9 @@ def _serve(cfg: NodeConfig) -> int:
     except CorruptLog as e:
         print(f"error: {e}", file=sys.stderr)
         return 3
+    except (TlsConfigError, ssl.SSLError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -275,10 +313,14 @@ def run_node(args: argparse.Namespace) -> int:
     return _serve(cfg)
 
 
-def _admin(node: str, call: str, request: object) -> object | None:
-    with grpc.insecure_channel(node) as channel:
+def _admin(args: argparse.Namespace, call: str, request: object) -> object | None:
+    node = args.node
+    ch = tools.open_channel(node, args)
+    if ch is None:
+        return None
+    with ch:
         try:
-            reply: object = getattr(pb_grpc.AdminStub(channel), call)(request, timeout=30)
+            reply: object = getattr(pb_grpc.AdminStub(ch), call)(request, timeout=30)
             return reply
         except grpc.RpcError as e:
             print(f"error: {node}: {e.code().name}: {e.details()}", file=sys.stderr)
@@ -286,7 +328,7 @@ def _admin(node: str, call: str, request: object) -> object | None:
 
 
 def promote(args: argparse.Namespace) -> int:
-    reply = _admin(args.node, "Promote", pb.PromoteRequest(epoch=args.epoch))
+    reply = _admin(args, "Promote", pb.PromoteRequest(epoch=args.epoch))
     if not isinstance(reply, pb.PromoteReply):
         return 1
     print(f"primary: {args.node}\nepoch: {reply.epoch}\nreplid: {reply.replid}")
@@ -296,7 +338,7 @@ def promote(args: argparse.Namespace) -> int:
 
 def replicaof(args: argparse.Namespace) -> int:
     request = pb.ReplicaOfRequest(primary=args.primary, epoch=args.epoch)
-    reply = _admin(args.node, "ReplicaOf", request)
+    reply = _admin(args, "ReplicaOf", request)
     if not isinstance(reply, pb.ReplicaOfReply):
         return 1
     print(f"role: {reply.role}\nprimary: {args.primary}\noffset: {reply.offset}")
@@ -315,6 +357,7 @@ def _role_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     pr.add_argument(
         "--epoch", type=int, default=0, help="the new epoch (default: highest seen + 1)"
     )
+    tools.add_tls_args(pr)
     pr.set_defaults(func=promote)
     ro = sub.add_parser(
         "replicaof",
@@ -327,6 +370,7 @@ def _role_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     ro.add_argument(
         "--epoch", type=int, default=0, help="that primary's epoch, if known (refuse older ones)"
     )
+    tools.add_tls_args(ro)
     ro.set_defaults(func=replicaof)
 
 
@@ -357,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     up.add_parser(sub)
     tools.add_parsers(sub)
     checklog.add_parser(sub)
+    certs.add_parser(sub)
     pipeline_subcommand.add_parser(sub)
     sh = sub.add_parser(
         "shell",

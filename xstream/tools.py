@@ -2,21 +2,60 @@
 
 `info` prints what a node says of itself (Admin.Info) in plain words, only the fields that
 mean something for its role; `cli` runs commands through Streams.Execute, read and printed
-the redis-cli way by `console` (one command, a prompt, or lines on stdin)."""
+the redis-cli way by `console` (one command, a prompt, or lines on stdin).
+
+`add_tls_args` / `channel` are the TLS options every command that dials a node shares
+(`--tls-dir DIR [--tls-name NAME]`, or `--tls-ca/--tls-cert/--tls-key`: client/tls.py)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 import grpc
 
 from xstream import console
+from xstream.client.tls import from_options
 from xstream.engine.reply import Reply
 from xstream.protocol import ERROR_MARK, from_value, write_concern
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
+
+
+def add_tls_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("TLS", "for nodes started with --tls-*; all off by default")
+    g.add_argument("--tls-ca", type=Path, help="CA bundle (PEM) that verifies the node")
+    g.add_argument("--tls-cert", type=Path, help="client certificate (PEM), with --tls-key")
+    g.add_argument("--tls-key", type=Path, help="its private key (PEM)")
+    g.add_argument(
+        "--tls-dir",
+        type=Path,
+        help="a directory from `xstream certs`: DIR/ca.crt, and DIR/<name>.crt/.key with "
+        "--tls-name",
+    )
+    g.add_argument(
+        "--tls-name", default="", help="the client certificate's name in --tls-dir (e.g. app)"
+    )
+
+
+def channel(node: str, args: argparse.Namespace) -> grpc.Channel:
+    """A channel to `node`, over TLS when the TLS options say so. Raises ValueError or
+    OSError when they name files that are incomplete or unreadable."""
+    tls = from_options(args.tls_ca, args.tls_cert, args.tls_key, args.tls_dir, args.tls_name)
+    if tls is None:
+        return grpc.insecure_channel(node)
+    return grpc.secure_channel(node, tls.credentials())
+
+
+def open_channel(node: str, args: argparse.Namespace) -> grpc.Channel | None:
+    """`channel`, or None after printing why not."""
+    try:
+        return channel(node, args)
+    except (ValueError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return None
 
 
 def add_parsers(sub: Any) -> None:
@@ -26,6 +65,7 @@ def add_parsers(sub: Any) -> None:
         description="Show a node's role, replication offsets, replicas and lag.",
     )
     ip.add_argument("--node", default="127.0.0.1:7700", help="HOST:PORT (default 127.0.0.1:7700)")
+    add_tls_args(ip)
     ip.set_defaults(func=info)
     cp = sub.add_parser(
         "cli",
@@ -44,14 +84,18 @@ def add_parsers(sub: Any) -> None:
         help="write concern for writes (default leader)",
     )
     cp.add_argument("--timeout", type=float, default=30.0, help="seconds per command (default 30)")
+    add_tls_args(cp)
     cp.add_argument("command", nargs=argparse.REMAINDER, help="e.g. XADD s '*' f v")
     cp.set_defaults(func=cli)
 
 
 def info(args: argparse.Namespace) -> int:
-    with grpc.insecure_channel(args.node) as channel:
+    ch = open_channel(args.node, args)
+    if ch is None:
+        return 2
+    with ch:
         try:
-            reply = pb_grpc.AdminStub(channel).Info(pb.InfoRequest(), timeout=5)
+            reply = pb_grpc.AdminStub(ch).Info(pb.InfoRequest(), timeout=5)
         except grpc.RpcError as e:
             print(f"error: {args.node}: {e.code().name}: {e.details()}", file=sys.stderr)
             return 1
@@ -132,8 +176,11 @@ def _replica_rows(r: pb.InfoReply) -> list[tuple[str, str]]:
 
 def cli(args: argparse.Namespace) -> int:
     concern = write_concern(args.acks)
-    with grpc.insecure_channel(args.node) as channel:
-        stub = pb_grpc.StreamsStub(channel)
+    ch = open_channel(args.node, args)
+    if ch is None:
+        return 2
+    with ch:
+        stub = pb_grpc.StreamsStub(ch)
 
         def execute(argv: list[bytes]) -> Reply:
             try:

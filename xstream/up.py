@@ -6,7 +6,11 @@ stops all three gracefully; if one exits, the others are stopped too.
 The terminal gets a short human summary (nodes, roles, addresses, data and log files, how to
 stop) and, while it runs, one line per warning or error a node logs; the nodes' JSON log
 lines go to `<data-dir>/logs/<node>.log`. `--log-format json` prints the JSON lines on the
-terminal instead (as a service manager wants them)."""
+terminal instead (as a service manager wants them).
+
+`--tls`: every endpoint over TLS with client certificates required, from a CA and
+certificates made once in `<data-dir>/tls` (xstream certs: `primary`, `replica-<port>`, and
+`cli` for clients; kept and reused by later runs)."""
 
 from __future__ import annotations
 
@@ -55,7 +59,50 @@ def add_parser(sub: Any) -> None:
         help="human: a summary here, JSON logs in <data-dir>/logs/ (default); json: the "
         "nodes' JSON log lines here",
     )
+    p.add_argument(
+        "--tls",
+        action="store_true",
+        help="TLS on every endpoint, client certificates required; certificates are made in "
+        "<data-dir>/tls on first use (ca.crt, a pair per node, cli.crt/cli.key for clients)",
+    )
     p.set_defaults(func=up)
+
+
+CLIENT = "cli"  # the client certificate `up --tls` makes
+
+
+def _tls_dir(args: argparse.Namespace) -> Path:
+    data_dir: Path = args.data_dir
+    return data_dir / "tls"
+
+
+def _make_certs(args: argparse.Namespace, ports: list[int]) -> None:
+    from xstream import certs  # noqa: PLC0415 (the server extra's cryptography)
+
+    out = _tls_dir(args)
+    names = [_name("primary" if p == args.port else "replica", p) for p in ports]
+    missing = [n for n in [*names, CLIENT] if not (out / f"{n}.crt").exists()]
+    if missing:
+        certs.make(out, [n for n in names if n in missing], [CLIENT] if CLIENT in missing else [])
+
+
+def _tls_args(args: argparse.Namespace, role: str, port: int) -> list[str]:
+    if not args.tls:
+        return []
+    d, name = _tls_dir(args), _name(role, port)
+    return ["--tls-cert", str(d / f"{name}.crt"), "--tls-key", str(d / f"{name}.key"),
+            "--tls-ca", str(d / "ca.crt")]  # fmt: skip
+
+
+def _credentials(args: argparse.Namespace) -> grpc.ChannelCredentials | None:
+    if not args.tls:
+        return None
+    d = _tls_dir(args)
+    return grpc.ssl_channel_credentials(
+        (d / "ca.crt").read_bytes(),
+        (d / f"{CLIENT}.key").read_bytes(),
+        (d / f"{CLIENT}.crt").read_bytes(),
+    )
 
 
 def _name(role: str, port: int) -> str:
@@ -76,7 +123,8 @@ def _spawn(
     cmd = [
         sys.executable, "-m", "xstream.cli", role,
         "--port", str(port), "--data-dir", str(d), "--fsync", args.fsync,
-        "--metrics-port", str(metrics), "--resp-port", str(resp), *extra,
+        "--metrics-port", str(metrics), "--resp-port", str(resp),
+        *_tls_args(args, role, port), *extra,
     ]  # fmt: skip
     if args.log_format == "json":
         return subprocess.Popen(cmd)
@@ -94,7 +142,7 @@ def _summary(args: argparse.Namespace, ports: list[int]) -> str:
         rows.append((
             _name(role, port), role, f"127.0.0.1:{port}",
             f"127.0.0.1:{args.resp_port + port - args.port}",
-            f"http://127.0.0.1:{metrics}/metrics" if metrics else "-",
+            f"{'https' if args.tls else 'http'}://127.0.0.1:{metrics}/metrics" if metrics else "-",
             str(args.data_dir / _name(role, port)),
             str(_log_path(args, role, port)) if args.log_format == "human" else "(here)",
         ))  # fmt: skip
@@ -102,12 +150,19 @@ def _summary(args: argparse.Namespace, ports: list[int]) -> str:
     table = ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
              for r in rows]  # fmt: skip
     primary = f"127.0.0.1:{args.port}"
+    d = _tls_dir(args)
+    tls = f" --tls-dir {d} --tls-name {CLIENT}" if args.tls else ""
+    redis_tls = (
+        f" --tls --cacert {d}/ca.crt --cert {d}/{CLIENT}.crt --key {d}/{CLIENT}.key"
+        if args.tls
+        else ""
+    )
     return "\n".join([
-        "xstream up: 3 nodes running; Ctrl-C stops them all",
+        f"xstream up: 3 nodes running{' (TLS)' if args.tls else ''}; Ctrl-C stops them all",
         *table,
-        f"try:  xstream cli --node {primary} XADD events '*' user_id 1 action click",
-        f"      redis-cli -p {args.resp_port} XADD events '*' user_id 1 action click",
-        f"      xstream info --node 127.0.0.1:{ports[1]}",
+        f"try:  xstream cli --node {primary}{tls} XADD events '*' user_id 1 action click",
+        f"      redis-cli{redis_tls} -p {args.resp_port} XADD events '*' user_id 1 action click",
+        f"      xstream info --node 127.0.0.1:{ports[1]}{tls}",
     ])  # fmt: skip
 
 
@@ -153,10 +208,19 @@ def _human(name: str, event: Any) -> str:
     return f"{when} {name} {event.get('level')}: {event.get('event')} {fields}"
 
 
-def _wait_ready(address: str, deadline: float, proc: subprocess.Popen[bytes]) -> bool:
+def _wait_ready(
+    address: str,
+    deadline: float,
+    proc: subprocess.Popen[bytes],
+    credentials: grpc.ChannelCredentials | None = None,
+) -> bool:
     while time.monotonic() < deadline and proc.poll() is None:
         try:
-            with grpc.insecure_channel(address) as ch:
+            with (
+                grpc.secure_channel(address, credentials)
+                if credentials is not None
+                else grpc.insecure_channel(address)
+            ) as ch:
                 pb_grpc.AdminStub(ch).Info(pb.InfoRequest(), timeout=1)
             return True
         except grpc.RpcError:
@@ -175,12 +239,15 @@ def up(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, stop)
     ports = [args.port, args.port + 1, args.port + 2]
     primary = f"127.0.0.1:{args.port}"
+    if args.tls:
+        _make_certs(args, ports)
+    creds = _credentials(args)
     procs = [_spawn("primary", args.port, args, ["--expect-replicas", "2"])]
-    if _wait_ready(primary, time.monotonic() + 30, procs[0]):
+    if _wait_ready(primary, time.monotonic() + 30, procs[0], creds):
         for port in ports[1:]:
             procs.append(_spawn("replica", port, args, ["--primary", primary]))
         for port, proc in zip(ports[1:], procs[1:], strict=True):
-            _wait_ready(f"127.0.0.1:{port}", time.monotonic() + 30, proc)
+            _wait_ready(f"127.0.0.1:{port}", time.monotonic() + 30, proc, creds)
     tail = None
     if all(p.poll() is None for p in procs) and len(procs) == 3:
         print(_summary(args, ports), file=sys.stderr, flush=True)

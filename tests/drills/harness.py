@@ -191,7 +191,8 @@ class Cluster:
 
     def _start(self, name: str, argv: list[str], ready: Callable[[], object] | None = None) -> Node:
         assert name not in self.nodes, f"node {name} already started"
-        common = ["--host", "0.0.0.0", "--port", str(PORT), "--data-dir", DATA]
+        # --insecure: plaintext on the drill network (TLS drills are issue 14's next step)
+        common = ["--host", "0.0.0.0", "--insecure", "--port", str(PORT), "--data-dir", DATA]
         command = [*argv[:1], *common, "--name", name, *argv[1:]]
         volume, disk = self._disk(name)
         container, address = self._container(

@@ -76,6 +76,7 @@ class Node:
     log: Path
     proc: subprocess.Popen[bytes] | None = None
     _channel: grpc.Channel | None = None
+    credentials: grpc.ChannelCredentials | None = None  # a TLS node: the tests' client's
 
     @property
     def address(self) -> str:
@@ -130,7 +131,10 @@ class Node:
     @property
     def channel(self) -> grpc.Channel:
         if self._channel is None:
-            self._channel = grpc.insecure_channel(self.address)
+            if self.credentials is None:
+                self._channel = grpc.insecure_channel(self.address)
+            else:
+                self._channel = grpc.secure_channel(self.address, self.credentials)
         return self._channel
 
     def info(self, timeout: float = 5.0) -> pb.InfoReply:
@@ -178,18 +182,24 @@ class Cluster:
     nodes: list[Node] = field(default_factory=list)
     clients: list[Client] = field(default_factory=list)
 
-    def _node(self, role: str, args: list[str]) -> Node:
+    def _node(
+        self, role: str, args: list[str], credentials: grpc.ChannelCredentials | None = None
+    ) -> Node:
         port = free_port()
         name = f"{role}-{len(self.nodes)}"
         node = Node(role, port, self.root / name, args, self.root / f"{name}.log")
+        node.credentials = credentials
         self.nodes.append(node)
         return node
 
-    def primary(self, *args: str) -> Node:
-        return self._node("primary", list(args)).start()
+    def primary(self, *args: str, credentials: grpc.ChannelCredentials | None = None) -> Node:
+        return self._node("primary", list(args), credentials).start()
 
-    def replica(self, primary: Node, *args: str) -> Node:
-        node = self._node("replica", ["--primary", primary.address, *args]).start()
+    def replica(
+        self, primary: Node, *args: str, credentials: grpc.ChannelCredentials | None = None
+    ) -> Node:
+        args = ("--primary", primary.address, *args)
+        node = self._node("replica", list(args), credentials).start()
         poll(f"replica {node.address} online", lambda: node.info().link == "up")
         return node
 

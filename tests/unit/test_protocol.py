@@ -19,7 +19,12 @@ from xstream.protocol import acks_name, from_value, to_value, write_concern
 from xstream.v1 import xstream_pb2 as pb
 
 ROOT = Path(__file__).resolve().parents[2]
-EXTRA = ("grpc_health", "grpc_reflection", "prometheus_client")  # the `server` extra's modules
+EXTRA = (
+    "grpc_health",
+    "grpc_reflection",
+    "prometheus_client",
+    "cryptography",
+)  # the `server` extra's modules
 SERVER_ONLY = (*EXTRA, "xstream.server", "xstream.node", "xstream.primary", "xstream.replica")
 # grpc's own __init__ imports these two bare packages (license headers only) as backward-
 # compatibility shims when they are installed; what a server uses is below them (.v1, ...).

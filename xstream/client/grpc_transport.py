@@ -39,6 +39,8 @@ Offsets and epochs, both from the nodes' replies:
   call: a stale primary (one that has not heard of that epoch) refuses the writes.
 
 `acks` ("leader", "quorum", "all") and `acks_timeout_ms` set the write concern of every write.
+`ssl`, `ssl_ca_certs`, `ssl_certfile`, `ssl_keyfile` (redis-py's names, tls.py): TLS to every
+node, with a client certificate when the nodes ask for one.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ from .failover import (
     retry_write,
 )
 from .idempotence import Stamper, changes_nothing, repeatable, repeatable_batch
+from .tls import StrPath, client_tls
 
 Argv = list[bytes]
 T = TypeVar("T")
@@ -133,6 +136,10 @@ class GrpcTransport:
         timeout: float = 30.0,
         retries: int = 3,
         retry_backoff: float = 0.05,
+        ssl: bool = False,
+        ssl_ca_certs: StrPath | None = None,
+        ssl_certfile: StrPath | None = None,
+        ssl_keyfile: StrPath | None = None,
     ) -> None:
         if read_from not in ("primary", "replica"):
             raise ValueError("read_from must be 'primary' or 'replica'")
@@ -160,6 +167,8 @@ class GrpcTransport:
         self.session_offset = 0  # reads are answered from at least this offset
         self.resent = 0  # calls sent again after a failure (all kinds, for tests and metrics)
         self._surveyed = not self.failover  # the seeds were asked who is primary
+        # TLS to every node (tls.py: redis-py's parameters); None = plaintext.
+        self.tls = client_tls(ssl, ssl_ca_certs, ssl_certfile, ssl_keyfile)
         self._channels: dict[str, grpc.Channel] = {}
         self._rr = count()
         self._skip: dict[str, float] = {}  # replica -> monotonic time until reads pass it by
@@ -169,13 +178,15 @@ class GrpcTransport:
     def _channel(self, address: str) -> grpc.Channel:
         ch = self._channels.get(address)
         if ch is None:
-            ch = self._channels[address] = grpc.insecure_channel(
-                address,
-                options=[
-                    ("grpc.max_receive_message_length", MAX_MESSAGE),
-                    ("grpc.max_send_message_length", MAX_MESSAGE),
-                ],
-            )
+            options = [
+                ("grpc.max_receive_message_length", MAX_MESSAGE),
+                ("grpc.max_send_message_length", MAX_MESSAGE),
+            ]
+            if self.tls is None:
+                ch = grpc.insecure_channel(address, options=options)
+            else:
+                ch = grpc.secure_channel(address, self.tls.credentials(), options=options)
+            self._channels[address] = ch
         return ch
 
     def _meta(self, offset: int = 0) -> Metadata:

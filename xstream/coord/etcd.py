@@ -17,8 +17,10 @@ and status key are bound to it. Invariants:
   keepalive was sent; etcd keeps the lease until at least that request's arrival + ttl. It is
   never moved by a failed call, and the lease is forgotten only when etcd says it is gone.
 
-Transport: plain HTTP/1.1 POSTs of JSON to `/v3/...` (keys and values base64), served by etcd
-3.4 and later; one new connection per call, so calls from different threads do not share
+Transport: HTTP/1.1 POSTs of JSON to `/v3/...` (keys and values base64), served by etcd
+3.4 and later, over TLS for https:// endpoints (verified with the node's CA, showing the
+node's certificate: etcd's --client-cert-auth; system roots without a node CA); one new
+connection per call, so calls from different threads do not share
 state except the lease (guarded by a lock). Every call is bounded by `timeout` seconds in total
 and tries the endpoints in turn, starting from the last one that answered; when none answers it
 raises `EtcdUnavailableError`. All writes are safe to retry (guarded txns, idempotent puts).
@@ -31,6 +33,7 @@ from __future__ import annotations
 import base64
 import http.client
 import json
+import ssl
 import threading
 import time
 import urllib.parse
@@ -120,22 +123,35 @@ def _prefix_end(prefix: str) -> str:
     return base64.b64encode(bytes(raw)).decode()
 
 
+TlsContext = Callable[[], ssl.SSLContext]  # the client context of the moment (rotations)
+
+
 class _Gateway:
     """POSTs JSON to one of several etcd endpoints, failing over between them."""
 
-    def __init__(self, endpoints: Sequence[str], timeout: float) -> None:
+    def __init__(
+        self, endpoints: Sequence[str], timeout: float, tls: TlsContext | None = None
+    ) -> None:
         if not endpoints:
             raise ValueError("no etcd endpoints")
-        self._hosts = [self._parse(e) for e in endpoints]  # (host, port) per endpoint
+        self._hosts = [self._parse(e) for e in endpoints]  # (host, port, https) per endpoint
         self._first = 0  # index of the endpoint that answered last
         self.timeout = timeout  # seconds per call, all endpoints together
+        self._tls = tls  # None: https endpoints verify with the system's roots
 
     @staticmethod
-    def _parse(endpoint: str) -> tuple[str, int]:
+    def _parse(endpoint: str) -> tuple[str, int, bool]:
         url = urllib.parse.urlsplit(endpoint if "://" in endpoint else f"http://{endpoint}")
-        if url.scheme != "http" or url.hostname is None:
-            raise ValueError(f"etcd endpoint must be http://host:port, not {endpoint!r}")
-        return url.hostname, url.port or 2379
+        if url.scheme not in ("http", "https") or url.hostname is None:
+            raise ValueError(f"etcd endpoint must be http(s)://host:port, not {endpoint!r}")
+        return url.hostname, url.port or 2379, url.scheme == "https"
+
+    def _connect(self, index: int, timeout: float) -> http.client.HTTPConnection:
+        host, port, https = self._hosts[index]
+        if not https:
+            return http.client.HTTPConnection(host, port, timeout=timeout)
+        ctx = self._tls() if self._tls is not None else ssl.create_default_context()
+        return http.client.HTTPSConnection(host, port, timeout=timeout, context=ctx)
 
     def post(self, path: str, body: Json, timeout: float | None = None) -> Json:
         """One unary call; the JSON reply. Raises EtcdError or EtcdUnavailableError."""
@@ -145,9 +161,9 @@ class _Gateway:
             left = deadline - time.monotonic()
             if left <= 0:
                 break
-            host, port = self._hosts[index]
+            host, port, _ = self._hosts[index]
             try:
-                reply = self._post_one(host, port, path, body, left)
+                reply = self._post_one(index, path, body, left)
             except (OSError, http.client.HTTPException) as exc:
                 errors.append(f"{host}:{port}: {exc!r}")
                 continue
@@ -158,8 +174,9 @@ class _Gateway:
     def stream(self, path: str, body: Json, timeout: float) -> Iterator[Json]:
         """A server-streaming call (watch): yields replies until `timeout` or the stream ends."""
         deadline = time.monotonic() + timeout
-        host, port = self._hosts[self._order()[0]]
-        conn = http.client.HTTPConnection(host, port, timeout=max(deadline - time.monotonic(), 0))
+        index = self._order()[0]
+        host, port, _ = self._hosts[index]
+        conn = self._connect(index, max(deadline - time.monotonic(), 0))
         try:
             conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
             resp = conn.getresponse()
@@ -181,8 +198,8 @@ class _Gateway:
         n = len(self._hosts)
         return [(self._first + i) % n for i in range(n)]
 
-    def _post_one(self, host: str, port: int, path: str, body: Json, timeout: float) -> Json:
-        conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    def _post_one(self, index: int, path: str, body: Json, timeout: float) -> Json:
+        conn = self._connect(index, timeout)
         try:
             conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
             resp = conn.getresponse()
@@ -214,7 +231,8 @@ class Election:
 
     `ttl` is the lease time to live in whole seconds (etcd rounds up to its minimum, about
     1.5 x its election timeout); `timeout` bounds every call. `clock` must be the clock the
-    node gates acknowledgements with (monotonic seconds).
+    node gates acknowledgements with (monotonic seconds). `tls` gives the client SSLContext
+    of the moment for https:// endpoints.
     """
 
     def __init__(
@@ -226,12 +244,13 @@ class Election:
         *,
         timeout: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        tls: TlsContext | None = None,
     ) -> None:
         if not name or "/" in name:
             raise ValueError(f"node name must be non-empty without '/': {name!r}")
         self.name = name  # this node's name
         self.ttl = ttl  # requested lease ttl, seconds
-        self._gw = _Gateway(endpoints, timeout)
+        self._gw = _Gateway(endpoints, timeout, tls)
         self._clock = clock
         self._prefix = prefix.rstrip("/")
         self._leader_key = f"{self._prefix}/leader"

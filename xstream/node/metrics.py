@@ -3,11 +3,30 @@
 Names follow Prometheus conventions with an `xstream_` prefix: commands and errors by
 command, the replication offset, per-replica acked offset and lag (bytes and ms) on a
 primary, apply lag on a replica, fsync latency, snapshot and resync counts.
+
+Over TLS (`serve(..., tls=context)`), the endpoint is prometheus_client's WSGI app on a
+listening socket wrapped with the node's listening SSLContext (node/tls.py: rotated material
+reaches new scrapes). prometheus_client's own TLS option is not used: it takes files once, and
+it shakes hands in the accepting thread, where one silent client would stall every scrape.
 """
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+import contextlib
+import socket
+import ssl
+import threading
+from socketserver import ThreadingMixIn
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    make_wsgi_app,
+    start_http_server,
+)
 
 _LAG_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
 
@@ -57,6 +76,35 @@ class Metrics:
 METRICS = Metrics()
 
 
-def serve(port: int, host: str = "127.0.0.1") -> None:
-    """Serve /metrics on a daemon thread."""
-    start_http_server(port, addr=host, registry=METRICS.registry)
+def serve(port: int, host: str = "127.0.0.1", tls: ssl.SSLContext | None = None) -> None:
+    """Serve /metrics on a daemon thread, over TLS with `tls`."""
+    if tls is None:
+        start_http_server(port, addr=host, registry=METRICS.registry)
+        return
+    httpd = make_server(
+        host, port, make_wsgi_app(METRICS.registry), _Server6 if ":" in host else _Server,
+        handler_class=_Handler,
+    )  # fmt: skip
+    # The handshake happens in the request's own thread, on its first read.
+    httpd.socket = tls.wrap_socket(httpd.socket, server_side=True, do_handshake_on_connect=False)
+    threading.Thread(target=httpd.serve_forever, name="metrics", daemon=True).start()
+
+
+class _Server(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _Server6(_Server):
+    address_family = socket.AF_INET6
+
+
+class _Handler(WSGIRequestHandler):
+    timeout = 10  # seconds: a client that stops mid-handshake or mid-request is dropped
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet, as prometheus_client's own server."""
+
+    def handle(self) -> None:
+        # A failed handshake (plaintext, a refused certificate) or a dropped client.
+        with contextlib.suppress(OSError):
+            super().handle()

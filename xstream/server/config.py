@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from xstream.node.tls import TlsConfigError, TlsFiles, is_loopback
+
 
 @dataclass
 class NodeConfig:
@@ -40,3 +42,42 @@ class NodeConfig:
     etcd_prefix: str = "/xstream"
     lease_ttl: int = 2  # seconds, whole (etcd leases)
     advertise: str = ""  # host:port peers and clients dial; default host:port
+    # TLS on every endpoint (node/tls.py): explicit files, or --tls-dir DIR with DIR/<name>.*
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    tls_ca: Path | None = None
+    tls_dir: Path | None = None
+    tls_client_auth: str = "required"  # required | optional | no
+    insecure: bool = False  # allow a non-loopback bind without TLS (exposure.py)
+
+
+def tls_files(cfg: NodeConfig) -> TlsFiles | None:
+    """The node's TLS files, or None when TLS is off; TlsConfigError when the options are
+    incomplete."""
+    return TlsFiles.resolve(
+        cert=cfg.tls_cert,
+        key=cfg.tls_key,
+        ca=cfg.tls_ca,
+        directory=cfg.tls_dir,
+        name=cfg.name,
+        client_auth=cfg.tls_client_auth,
+    )
+
+
+def check_exposure(cfg: NodeConfig, tls: bool) -> None:
+    """Refuse to serve a non-loopback address in the clear unless told (--insecure): a node
+    reachable from other machines without TLS lets any of them write, flush, promote or
+    replicate everything (Redis's protected mode, stricter).
+    WARNING: when passwords arrive (ACLs, --requirepass), "without TLS" becomes "without TLS
+    and without any password" here, as issue 14 says."""
+    if tls or cfg.insecure:
+        return
+    hosts = [cfg.host, cfg.resp_host if cfg.resp_port is not None and cfg.resp_host else ""]
+    exposed = [h for h in dict.fromkeys(hosts) if h and not is_loopback(h)]
+    if exposed:
+        raise TlsConfigError(
+            f"refusing to listen on {', '.join(exposed)} without TLS: anyone who can reach it "
+            "could read, write, flush, promote or replicate this node. Give --tls-dir (see "
+            "`xstream certs`) or --tls-cert/--tls-key/--tls-ca, bind 127.0.0.1, or pass "
+            "--insecure to accept the risk"
+        )

@@ -128,7 +128,8 @@ class Coordinated:
     def __init__(self, host: Host, loop: asyncio.AbstractEventLoop) -> None:
         cfg = host.cfg
         name = cfg.name or host.address
-        self.election = Election(list(cfg.etcd), cfg.etcd_prefix, name, cfg.lease_ttl)
+        tls = host.tls.client_context if host.tls is not None else None
+        self.election = Election(list(cfg.etcd), cfg.etcd_prefix, name, cfg.lease_ttl, tls=tls)
         self.control = HostControl(host, loop, name)
         self.coordinator = Coordinator(self.election, self.control, Timing())
         self._stop = threading.Event()

@@ -38,6 +38,7 @@ from xstream.node.base import Node
 from xstream.node.logs import slog
 from xstream.node.slices import Limits
 from xstream.node.store import Recovery, Store
+from xstream.node.tls import Tls
 from xstream.primary.primary import Options, Primary
 from xstream.replica import link
 from xstream.replica.replica import Replica
@@ -127,6 +128,7 @@ class Host:
         self._promoting = False
         self._link: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
+        self.tls: Tls | None = None  # the node's TLS material: the link dials with it
 
     @property
     def node(self) -> Node:
@@ -149,7 +151,7 @@ class Host:
 
     def start_link(self) -> None:
         assert isinstance(self._node, Replica)
-        self._link = asyncio.get_running_loop().create_task(link.follow(self._node))
+        self._link = asyncio.get_running_loop().create_task(link.follow(self._node, self.tls))
 
     async def stop(self) -> None:
         """Stop the replica link, if any (shutdown, or a role change): once this returns, the

@@ -16,6 +16,11 @@ loop, over the same host: every command goes through the same `host.node.execute
 
 Every node serves Streams, Admin and Replication: the node's role can change in place
 (host.Host: promote, replicaof), and Replication answers UNAVAILABLE while it is a replica.
+
+TLS (cfg.tls_*): one node/tls.Tls serves every endpoint: the gRPC port (tlsgrpc.py), the
+RESP port, the metrics endpoint, the replica's link and the etcd client. It is reloaded on
+SIGHUP and when a file changes (polled every POLL_SECONDS); open connections keep theirs.
+Without TLS, a node refuses a non-loopback address unless cfg.insecure (config.check_exposure).
 """
 
 from __future__ import annotations
@@ -34,17 +39,29 @@ from xstream.node.base import Node
 from xstream.node.logs import slog
 from xstream.node.stats import STATS
 from xstream.node.store import Store
+from xstream.node.tls import POLL_SECONDS, Tls
+from xstream.primary.primary import Primary
 from xstream.primary.replication import ReplicationService
+from xstream.replica.replica import Replica
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
-from .config import NodeConfig
+from .config import NodeConfig, check_exposure, tls_files
 from .coordinated import Coordinated
 from .host import Host, primary_from, replica_from
 from .resp import server as resp_server
 from .service import create_server
+from .tlsgrpc import server_credentials
 
-__all__ = ["NodeConfig", "Running", "serve", "start_node", "start_primary", "start_replica"]
+__all__ = [
+    "NodeConfig",
+    "Running",
+    "node_tls",
+    "serve",
+    "start_node",
+    "start_primary",
+    "start_replica",
+]
 
 
 @dataclass
@@ -56,6 +73,7 @@ class Running:
     tasks: list[asyncio.Task[Any]] = field(default_factory=list)
     coordinated: Coordinated | None = None
     resp: resp_server.RespServer | None = None  # the RESP port's server, if one
+    tls: Tls | None = None  # the TLS material of every endpoint; None = plaintext
 
     @property
     def node(self) -> Node:
@@ -81,7 +99,22 @@ def _engine(cfg: NodeConfig) -> Engine:
     return Engine(EngineConfig(cfg.node_max_bytes, cfg.node_max_entries))
 
 
+def node_tls(cfg: NodeConfig) -> Tls | None:
+    """The node's TLS material (loaded and checked), or None; refuses an exposed plaintext
+    node. Raises TlsConfigError, OSError or ssl.SSLError (a node never starts half-secure)."""
+    files = tls_files(cfg)
+    check_exposure(cfg, files is not None)
+    return Tls(files) if files is not None else None
+
+
+async def watch_tls(tls: Tls, every: float = POLL_SECONDS) -> None:
+    while True:
+        await asyncio.sleep(every)
+        tls.poll()
+
+
 async def _serve_host(cfg: NodeConfig, host: Host, store: Store) -> Running:
+    tls = host.tls
     replication = ReplicationService(lambda: host.node)
     server, port = create_server(
         host,
@@ -92,16 +125,23 @@ async def _serve_host(cfg: NodeConfig, host: Host, store: Store) -> Running:
                 pb.DESCRIPTOR.services_by_name["Replication"].full_name,
             )
         ],
+        server_credentials(tls) if tls is not None else None,
     )
     host.address = cfg.advertise or f"{cfg.host}:{port}"
     await server.start()
-    running = Running(host, server, port, store)
+    running = Running(host, server, port, store, tls=tls)
     if cfg.resp_port is not None:
         resp_host = cfg.resp_host or cfg.host
         running.resp = await resp_server.start(
-            host, resp_host, cfg.resp_port, cfg.client_query_buffer_limit
+            host,
+            resp_host,
+            cfg.resp_port,
+            cfg.client_query_buffer_limit,
+            tls.server_context() if tls is not None else None,
         )
-        slog("resp_ready", host=resp_host, port=running.resp.port)
+        slog("resp_ready", host=resp_host, port=running.resp.port, tls=tls is not None)
+    if tls is not None:
+        running.tasks.append(asyncio.create_task(watch_tls(tls)))
     running.tasks.append(asyncio.create_task(store.run_everysec()))
     running.tasks.append(asyncio.create_task(watch_disk(host, store)))
     return running
@@ -121,16 +161,22 @@ async def watch_disk(host: Host, store: Store, every: float = 1.0) -> None:
             slog("disk_resume_failed", level="error", error=e.strerror or str(e))
 
 
+def _host(cfg: NodeConfig, node: Primary | Replica, tls: Tls | None) -> Host:
+    host = Host(cfg, node)
+    host.tls = tls
+    return host
+
+
 def _store(cfg: NodeConfig) -> Store:
     return Store(cfg.data_dir, cfg.fsync, cfg.disk_reserve_bytes)
 
 
-async def start_primary(cfg: NodeConfig) -> Running:
+async def start_primary(cfg: NodeConfig, tls: Tls | None = None) -> Running:
     store = _store(cfg)
     engine = _engine(cfg)
     rec = store.recover(engine, engine.apply_record)  # CorruptLog: no primary on damaged data
     primary = primary_from(cfg, engine, store, rec)
-    running = await _serve_host(cfg, Host(cfg, primary), store)
+    running = await _serve_host(cfg, _host(cfg, primary, tls), store)
     slog(
         "primary_ready",
         port=running.port,
@@ -143,12 +189,12 @@ async def start_primary(cfg: NodeConfig) -> Running:
     return running
 
 
-async def start_replica(cfg: NodeConfig) -> Running:
+async def start_replica(cfg: NodeConfig, tls: Tls | None = None) -> Running:
     store = _store(cfg)
     engine = _engine(cfg)
     rec = store.recover(engine, engine.apply_record, set_aside=True)
     replica = replica_from(cfg, engine, store, rec)
-    host = Host(cfg, replica)
+    host = _host(cfg, replica, tls)
     running = await _serve_host(cfg, host, store)
     replica.address = host.address
     if not cfg.name:
@@ -165,7 +211,7 @@ async def start_replica(cfg: NodeConfig) -> Running:
     return running
 
 
-async def start_node(cfg: NodeConfig) -> Running:
+async def start_node(cfg: NodeConfig, tls: Tls | None = None) -> Running:
     """A node under automatic failover: a replica of nobody until its coordinator decides."""
     assert cfg.etcd, "start_node needs etcd endpoints"
     store = _store(cfg)
@@ -173,7 +219,7 @@ async def start_node(cfg: NodeConfig) -> Running:
     rec = store.recover(engine, engine.apply_record, set_aside=True)
     replica = replica_from(cfg, engine, store, rec)
     replica.primary_address = ""
-    host = Host(cfg, replica)
+    host = _host(cfg, replica, tls)
     running = await _serve_host(cfg, host, store)
     replica.address = host.address
     if not cfg.name:
@@ -186,17 +232,22 @@ async def start_node(cfg: NodeConfig) -> Running:
 
 
 async def serve(cfg: NodeConfig) -> None:
+    """Run a node until SIGINT/SIGTERM. Raises TlsConfigError (and OSError, ssl.SSLError)
+    before anything starts when its TLS options are wrong or its address is exposed."""
     logs.configure(cfg.name or f"{cfg.role}:{cfg.port}", level=cfg.log_level)
+    tls = node_tls(cfg)
     if cfg.metrics_port:
-        metrics.serve(cfg.metrics_port, cfg.host)
+        metrics.serve(cfg.metrics_port, cfg.host, tls.server_context() if tls else None)
     starts = {"primary": start_primary, "replica": start_replica, "node": start_node}
     start = starts[cfg.role]
-    running = await start(cfg)
+    running = await start(cfg, tls)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     STATS.on_shutdown = stop.set  # SHUTDOWN (servercmds.py)
+    if tls is not None:
+        loop.add_signal_handler(signal.SIGHUP, tls.reload)
     await stop.wait()
     slog("shutting_down")
     await running.stop()

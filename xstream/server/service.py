@@ -368,10 +368,13 @@ Registrar = Callable[[grpc.aio.Server], None]
 
 
 def create_server(
-    served: Served, address: str, extra: Sequence[tuple[Registrar, str]] = ()
+    served: Served,
+    address: str,
+    extra: Sequence[tuple[Registrar, str]] = (),
+    credentials: grpc.ServerCredentials | None = None,
 ) -> tuple[grpc.aio.Server, int]:
-    """A gRPC server for `served` on `address` (host:port; port 0 = any free port); it sets
-    the node's `health` servicer."""
+    """A gRPC server for `served` on `address` (host:port; port 0 = any free port), over TLS
+    with `credentials` (tlsgrpc.py); it sets the node's `health` servicer."""
     server = grpc.aio.server(
         interceptors=[Decoding()],
         options=[
@@ -394,7 +397,10 @@ def create_server(
     names.append(health_pb2.DESCRIPTOR.services_by_name["Health"].full_name)
     names.append(reflection.SERVICE_NAME)
     reflection.enable_server_reflection(names, server)
-    port = server.add_insecure_port(address)
+    if credentials is None:
+        port = server.add_insecure_port(address)
+    else:
+        port = server.add_secure_port(address, credentials)
     if port == 0:
         raise OSError(f"cannot bind {address}")
     served.node.health = checker

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 from collections.abc import Iterator
 from typing import Protocol, cast
 
@@ -81,10 +82,10 @@ class RespServer:
         self._server: asyncio.Server | None = None  # listening, once started
         self.port = 0  # bound port, once started
 
-    async def start(self, host: str, port: int) -> int:
-        """Listen on host:port (0: any free port); the bound port."""
+    async def start(self, host: str, port: int, tls: ssl.SSLContext | None = None) -> int:
+        """Listen on host:port (0: any free port), over TLS with `tls`; the bound port."""
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(lambda: RespConnection(self), host, port)
+        self._server = await loop.create_server(lambda: RespConnection(self), host, port, ssl=tls)
         self.port = int(self._server.sockets[0].getsockname()[1])
         return self.port
 
@@ -343,10 +344,17 @@ def _resolve(fut: asyncio.Future[None] | None) -> None:
         fut.set_result(None)
 
 
-async def start(served: Served, host: str, port: int, query_buffer_limit: int) -> RespServer:
-    """A RESP server over `served`, listening on host:port (0: any free port)."""
+async def start(
+    served: Served,
+    host: str,
+    port: int,
+    query_buffer_limit: int,
+    tls: ssl.SSLContext | None = None,
+) -> RespServer:
+    """A RESP server over `served`, listening on host:port (0: any free port), over TLS with
+    `tls` (node/tls.py's listening context: rotated material reaches new connections)."""
     server = RespServer(served, query_buffer_limit)
-    STATS.tcp_port = await server.start(host, port)
+    STATS.tcp_port = await server.start(host, port, tls)
     return server
 
 
