@@ -11,13 +11,20 @@ hash=$(cat requirements/*.txt | sha256sum | cut -c1-16)
 cache=${XSTREAM_CACHE:-$HOME/.cache/xstream}
 deps="$cache/deps-$hash"
 if [ ! -f "$deps/.complete" ]; then
-  echo "venv: building dependency venv $deps (once per pin set)" >&2
-  rm -rf "$deps"
+  # One builder at a time (a lock per pin set): a second checkout waits, then finds it built,
+  # instead of deleting a venv another checkout's tests are running from.
   mkdir -p "$cache"
-  "$py" -m venv "$deps"
-  "$deps/bin/python" -m pip install -q --upgrade pip
-  "$deps/bin/python" -m pip install -q -r requirements/dev.txt
-  touch "$deps/.complete"
+  exec 9>"$cache/.lock-$hash"
+  flock 9
+  if [ ! -f "$deps/.complete" ]; then
+    echo "venv: building dependency venv $deps (once per pin set)" >&2
+    rm -rf "$deps"
+    "$py" -m venv "$deps"
+    "$deps/bin/python" -m pip install -q --upgrade pip
+    "$deps/bin/python" -m pip install -q -r requirements/dev.txt
+    touch "$deps/.complete"
+  fi
+  exec 9>&-
 fi
 site=$("$deps/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 if [ ! -f .venv/.deps ] || [ "$(cat .venv/.deps)" != "$deps" ]; then

@@ -63,7 +63,7 @@ def test_what_redis_py_users_call_first(cluster: Cluster) -> None:
     info = c.info()
     assert info["role"] == "master" and info["connected_slaves"] == 1
     assert info["slave0"]["state"] == "online" and info["slave0"]["port"] == r.port
-    assert info["db0"] == {"keys": 1, "expires": 0, "avg_ttl": 0}
+    assert info["db0"] == {"keys": 1, "expires": 0, "avg_ttl": 0, "subexpiry": 0}
     assert info["aof_last_write_status"] == "ok" and info["redis_version"] == "8.8.0"
     assert set(c.info("replication")) >= {"role", "master_repl_offset", "master_replid"}
     assert "redis_version" not in c.info("replication")
