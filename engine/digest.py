@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from collections import deque
 
 from . import listpack as lp_
 from . import node
@@ -32,6 +33,9 @@ def value_digest(value: Value) -> bytes:
     h = hashlib.blake2b(digest_size=20)
     if isinstance(value, bytes):
         h.update(b"string" + _chunk(value))
+        return h.digest()
+    if isinstance(value, deque):
+        h.update(b"list" + b"".join(map(_chunk, value)))
         return h.digest()
     s = value
     h.update(b"stream")

@@ -1,4 +1,5 @@
-"""The keyspace: key -> value, where a value is a Stream or a plain string (bytes), and the
+"""The keyspace: key -> value, where a value is a Stream, a plain string (bytes) or a list (a
+deque of elements: commands/lists.py), and the
 keys' expiry times (`expires`: key -> absolute unix ms, Redis's db->expires).
 
 Strings exist so that type errors are real (WRONGTYPE) and TYPE/SCAN have something to tell
@@ -20,12 +21,14 @@ iteration and `len` are the raw contents (DBSIZE counts keys not yet expired, as
 from __future__ import annotations
 
 import enum
+from collections import deque
 from collections.abc import Iterator
 
 from .errors import wrong_type
 from .stream import Stream
 
-Value = Stream | bytes
+ListValue = deque[bytes]
+Value = Stream | bytes | ListValue
 
 
 class Mode(enum.Enum):
@@ -136,4 +139,6 @@ class Keyspace:
 def type_name(value: Value | None) -> str:
     if value is None:
         return "none"
+    if isinstance(value, deque):
+        return "list"
     return "stream" if isinstance(value, Stream) else "string"

@@ -12,6 +12,7 @@
                     the record right after it expires at
     setting record  0x03 | name | value                     (version 3+: CONFIG SET's
                     stream settings, settings.py; name and decimal value as key/value)
+    list record     0x04 | key | count u32 | count x element   (version 4+)
     string record   0x01 | key | value                      (key/value: u32 length + bytes)
     stream record   0x02 | key | length u64 | entries_added u64 | last_id 16 | first_id 16 |
                     max_deleted_entry_id 16 | max_trimmed_entry_id 16 (version 2+) |
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from collections import deque
 from collections.abc import Iterator
 from typing import Protocol
 
@@ -59,6 +61,7 @@ VERSION = 4  # 2 added max_trimmed_entry_id, 3 databases and setting records, 4 
 _TYPE_STRING = 1
 _TYPE_STREAM = 2
 _TYPE_SETTING = 3
+_TYPE_LIST = 4
 _EXPIRY = 0xFC
 _SELECT_DB = 0xFE
 _END = 0xFF
@@ -119,6 +122,9 @@ def _key_record(when: int | None, key: bytes, value: Value) -> list[bytes]:
     parts = [] if when is None else [bytes((_EXPIRY,)), _I64.pack(when)]
     if isinstance(value, bytes):
         parts += [bytes((_TYPE_STRING,)), _U32.pack(len(key)), key, _U32.pack(len(value)), value]
+    elif isinstance(value, deque):
+        parts += [bytes((_TYPE_LIST,)), _U32.pack(len(key)), key, _U32.pack(len(value))]
+        parts += [_U32.pack(len(item)) + item for item in value]
     else:
         parts += [bytes((_TYPE_STREAM,)), _U32.pack(len(key)), key, _stream_meta(value)]
     return parts
@@ -172,6 +178,8 @@ def copy_value(value: Value) -> Value:
     its IDMP history."""
     if isinstance(value, bytes):
         return value
+    if isinstance(value, deque):
+        return deque(value)
     parts = [_stream_meta(value)]
     for nkey, lp in value.nodes():
         parts += [nkey, _U32.pack(len(lp)), bytes(lp)]
@@ -255,7 +263,7 @@ def _parse(
             (when,) = _I64.unpack_from(body, pos)
             pos += 8
             continue
-        if when is not None and kind not in (_TYPE_STRING, _TYPE_STREAM):
+        if when is not None and kind not in (_TYPE_STRING, _TYPE_STREAM, _TYPE_LIST):
             raise ValueError("an expiry record not followed by a key")
         if kind == _END:
             if pos != len(body):
@@ -283,6 +291,14 @@ def _parse(
         elif kind == _TYPE_STREAM:
             s, pos = _stream(body, pos, deep, version)
             ks.set(key, s, when)
+        elif kind == _TYPE_LIST and version >= 4:
+            (count,) = _U32.unpack_from(body, pos)
+            items: deque[bytes] = deque()
+            pos += 4
+            for _ in range(count):
+                item, pos = _bytes(body, pos)
+                items.append(item)
+            ks.set(key, items, when)
         else:
             raise ValueError(f"unknown record type {kind}")
         when = None

@@ -13,14 +13,14 @@ meanwhile, as Redis guarantees; a cursor never splits keys sharing a hash.
 from __future__ import annotations
 
 import hashlib
+from collections import deque
 
 from .. import glob
 from ..context import Ctx
 from ..errors import StreamError, syntax_error
 from ..ids import string2ull
-from ..keyspace import type_name
+from ..keyspace import Value, type_name
 from ..reply import Reply, Status
-from ..stream import Stream
 from .args import parse_ll, word
 
 
@@ -123,11 +123,13 @@ ROBJ_OVERHEAD = 16  # Redis object header
 STREAM_OVERHEAD = 96  # stream struct plus its rax struct, 64-bit
 
 
-def memory_usage(key: bytes, value: Stream | bytes) -> int:
+def memory_usage(key: bytes, value: Value) -> int:
     """MEMORY USAGE: object header, key, and for a stream its listpack bytes plus rax nodes."""
     size = ROBJ_OVERHEAD + len(key) + 3
     if isinstance(value, bytes):
         return size + len(value) + 3
+    if isinstance(value, deque):  # a listpack's header and end, an entry of about len + 2
+        return size + 7 + sum(len(item) + 2 for item in value)
     return size + STREAM_OVERHEAD + sum(len(lp) for _, lp in value.nodes()) + value.rax.node_bytes()
 
 

@@ -30,9 +30,9 @@ def set_(ctx: Ctx) -> Reply:
     when = None if time_opt is None else _when(ctx, time_opt, time_arg)
     ks = ctx.keyspace
     old = ks.get(key)
-    if b"get" in opts and isinstance(old, Stream):
+    if b"get" in opts and old is not None and not isinstance(old, bytes):
         raise wrong_type()
-    got = old if not isinstance(old, Stream) else None  # GET's reply
+    got = old if isinstance(old, bytes) else None  # GET's reply
     if (b"nx" in opts and old is not None) or (b"xx" in opts and old is None):
         return got if b"get" in opts else None
     if b"keepttl" in opts and old is not None:
