@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from collections import deque
 
 from . import listpack as lp_
 from . import node
@@ -32,6 +33,9 @@ def value_digest(value: Value) -> bytes:
     h = hashlib.blake2b(digest_size=20)
     if isinstance(value, bytes):
         h.update(b"string" + _chunk(value))
+        return h.digest()
+    if isinstance(value, deque):
+        h.update(b"list" + b"".join(map(_chunk, value)))
         return h.digest()
     s = value
     h.update(b"stream")
@@ -67,9 +71,10 @@ def _group_digest(h: hashlib.blake2b, g: ConsumerGroup) -> None:
 def keyspace_digest(keyspace: Keyspace) -> bytes:
     h = hashlib.blake2b(digest_size=20)
     for key in sorted(keyspace):
-        v = keyspace.get(key)
-        assert v is not None
-        h.update(_chunk(key) + value_digest(v))
+        h.update(_chunk(key) + value_digest(keyspace.data[key]))
+        when = keyspace.expires.get(key)
+        if when is not None:
+            h.update(b"expires" + _I64.pack(when))
     return h.digest()
 
 
@@ -163,8 +168,8 @@ def _raw_size(lp: bytearray, pos: int) -> int:
 def check_keyspace(keyspace: Keyspace, limits: tuple[int, int] | None = None) -> None:
     """check_stream on every stream, and check_node_limits when `limits` is given (except on
     streams whose nodes another server built)."""
-    for key in keyspace:
-        v = keyspace.get(key)
+    assert keyspace.expires.keys() <= keyspace.data.keys(), "an expiry time without its key"
+    for key, v in keyspace.data.items():
         if isinstance(v, Stream):
             try:
                 check_stream(v)

@@ -5,6 +5,7 @@
     Engine.apply_record(effects)      -> replays one record's effects, from db 0
     Engine.adopt(other)               -> takes another engine's data set (a snapshot loaded there)
     Engine.xadd_many(key, entries, now_ms, db) -> many `XADD key *` at once (api.py)
+    Engine.expire_cycle(now_ms, limit) -> active expiry: deletes keys past their time (DELs)
 
 `execute` is all-or-nothing: a command either succeeds, or raises StreamError and changes
 nothing. Effects are deterministic argvs: applying them, in order, to another engine (whatever
@@ -23,6 +24,14 @@ RANDOMKEY's randomness is the engine's own: a splitmix64 sequence (seeded by
 `config.random_seed`) advanced once per draw, so an engine answers the same calls the same
 way, and no clock or OS randomness enters it.
 
+Key expiry is Redis's, decided here and shipped as DELs (keyspace.py has the modes): a write
+whose lookups find keys past their time deletes them first, and its effects start with a
+`DEL` of each (in its database); reads answer such keys as missing and change nothing (on a
+primary and on a replica, which never expires keys itself); `apply` keeps them until the
+primary's DEL arrives. If the write then fails, the keys it expired are put back: a command is
+still all-or-nothing, and the keys stay logically expired for the next write or
+`expire_cycle` (the primary's active expiry, run by the node every 100 ms) to delete.
+
 `config` is the one in force: the base given here with what CONFIG SET changed over it
 (`settings`, settings.py), which is replicated and persisted state as the keyspace is.
 """
@@ -35,7 +44,7 @@ from . import api, commands, digest
 from .context import Argv, BlockSpec, Ctx, EngineConfig, Result, Signaled
 from .errors import StreamError, not_integer
 from .ids import string2ll
-from .keyspace import Keyspace
+from .keyspace import Clock, Keyspace, Mode
 from .reply import OK
 from .settings import Settings
 from .stream import Stream
@@ -50,6 +59,8 @@ class Engine:
         self.foreign_layout = False  # True once a snapshot brought nodes built elsewhere
         self.apply_db = 0  # the db `apply` replays into; SELECT effects move it
         self._draws = 0  # RANDOMKEY draws so far
+        self.clock = Clock()  # the running command's time and expiry mode (keyspace.py)
+        self._attach()
 
     @property
     def config(self) -> EngineConfig:
@@ -70,8 +81,16 @@ class Engine:
         ctx = Ctx(
             argv, now_ms, replicated, self.dbs, db, settings.config, settings, draw=self._draw
         )
-        reply = cmd.handler(ctx)
-        effects = ctx.effects
+        mode = Mode.KEEP if replicated else Mode.EXPIRE if cmd.write else Mode.HIDE
+        self._start(now_ms, mode)
+        try:
+            reply = cmd.handler(ctx)
+        except BaseException:
+            self._undo_expired()
+            raise
+        finally:
+            self._stop()
+        effects = self._with_expired(ctx, ctx.effects)
         if effects and db:
             effects.insert(0, select(db))
         if ctx.block is not None:
@@ -91,10 +110,84 @@ class Engine:
         self, key: bytes, entries: Sequence[Sequence[bytes]], now_ms: int, db: int = 0
     ) -> Result:
         """`XADD key * field value ...` once per entry, batched; see api.py."""
-        result = api.xadd_many(self.dbs[db], self.config, key, entries, now_ms, db)
+        self._start(now_ms, Mode.EXPIRE)
+        try:
+            result = api.xadd_many(self.dbs[db], self.config, key, entries, now_ms, db)
+        except BaseException:
+            self._undo_expired()
+            raise
+        finally:
+            self._stop()
+        result.effects = self._with_expired(result, result.effects, db)
         if result.effects and db:
             result.effects.insert(0, select(db))
         return result
+
+    def expire_cycle(self, now_ms: int, limit: int = 200) -> Result:
+        """Delete up to `limit` keys past their time at `now_ms`, in every database (Redis's
+        activeExpireCycle, with deterministic work: the first due keys of each database in
+        turn). Effects: `DEL` of each, a `SELECT n` before another database's."""
+        self._start(now_ms, Mode.EXPIRE)
+        try:
+            for ks in self.dbs:
+                for key in ks.due(now_ms, limit - len(self.clock.expired)):
+                    ks.get(key)  # the lookup deletes it and notes it
+                if len(self.clock.expired) >= limit:
+                    break
+        finally:
+            self._stop()
+        result = Result(None)
+        result.effects = self._with_expired(result, [], 0)
+        if result.effects and result.effects[-1] == select(0):
+            result.effects.pop()
+        return result
+
+    # ------------------------------------------------------------ expiry plumbing
+
+    def _attach(self) -> None:
+        for ks in self.dbs:
+            ks.clock = self.clock
+
+    def _start(self, now_ms: int, mode: Mode) -> None:
+        if self.dbs[0].clock is not self.clock:  # databases loaded elsewhere (adopt, restore)
+            self._attach()
+        clock = self.clock
+        clock.now_ms, clock.mode = now_ms, mode
+
+    def _stop(self) -> None:
+        self.clock.now_ms, self.clock.mode = 0, Mode.KEEP
+
+    def _undo_expired(self) -> None:
+        """Put back what the failed command's lookups expired (it changes nothing)."""
+        expired = self.clock.expired
+        for ks, key, value, when in reversed(expired):
+            ks.data[key], ks.expires[key] = value, when
+        expired.clear()
+
+    def _with_expired(
+        self, out: Ctx | Result, effects: list[Argv], db: int | None = None
+    ) -> list[Argv]:
+        """`effects` after a DEL of each key the command expired (in that key's database,
+        back in the command's after), signaling and touching them in `out`."""
+        expired, self.clock.expired = self.clock.expired, []
+        if not expired:
+            return effects
+        db = out.db if isinstance(out, Ctx) else db
+        assert db is not None
+        by_db: dict[int, list[bytes]] = {}
+        for ks, key, _, _ in expired:
+            n = next(i for i, k in enumerate(self.dbs) if k is ks)
+            by_db.setdefault(n, []).append(key)
+            out.signaled.append((n, key))
+            out.touched.append((n, key))
+        pre: list[Argv] = []
+        for n, keys in sorted(by_db.items()):
+            if n != db:
+                pre.append(select(n))
+            pre += ([b"DEL", key] for key in keys)
+            if n != db:
+                pre.append(select(db))
+        return pre + effects
 
     def apply(self, effect: Argv) -> Result:
         """Replay one effect shipped by another engine, in `apply_db`."""
@@ -121,6 +214,7 @@ class Engine:
         databases, its layout flag and its CONFIG SET values (over this engine's own base)."""
         assert len(other.dbs) == len(self.dbs)
         self.dbs[:] = other.dbs  # in place: a Ctx or sliced read holding `dbs` sees it
+        self._attach()
         self.foreign_layout = other.foreign_layout
         self.settings.load(other.settings.values)
 

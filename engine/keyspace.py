@@ -1,24 +1,65 @@
-"""The keyspace: key -> value, where a value is a Stream or a plain string (bytes).
+"""The keyspace: key -> value, where a value is a Stream, a plain string (bytes) or a list (a
+deque of elements: commands/lists.py), and the
+keys' expiry times (`expires`: key -> absolute unix ms, Redis's db->expires).
 
 Strings exist so that type errors are real (WRONGTYPE) and TYPE/SCAN have something to tell
-apart; only SET and GET touch them. Lookup helpers raise Redis's errors.
+apart. Lookup helpers raise Redis's errors.
+
+Expiry is decided by the command that looks a key up, as Redis's lookupKey does, and how
+depends on the engine's `Clock` (which Engine.execute sets for each command):
+
+    mode     who                               a key past its time (now_ms > when)
+    KEEP     replayed effects, loads, digests  is there, as any key (a DEL will come)
+    HIDE     reads (primary and replica)       is missing; nothing changes
+    EXPIRE   writes on the primary             is deleted first, and noted in
+                                               `clock.expired` (the engine ships a DEL)
+
+`get`, `stream`, `in`, `delete` and `stream_or_create` are lookups; `data` and `expires`,
+iteration and `len` are the raw contents (DBSIZE counts keys not yet expired, as Redis's).
 """
 
 from __future__ import annotations
 
+import enum
+from collections import deque
 from collections.abc import Iterator
 
 from .errors import wrong_type
 from .stream import Stream
 
-Value = Stream | bytes
+ListValue = deque[bytes]
+Value = Stream | bytes | ListValue
+
+
+class Mode(enum.Enum):
+    KEEP = "keep"
+    HIDE = "hide"
+    EXPIRE = "expire"
+
+
+class Clock:
+    """The time and expiry mode of the command running now, shared by an engine's keyspaces."""
+
+    __slots__ = ("expired", "mode", "now_ms")
+
+    def __init__(self) -> None:
+        self.now_ms = 0  # the running command's time; 0 between commands
+        self.mode = Mode.KEEP  # KEEP between commands
+        self.expired: list[Expired] = []  # deletions the running command's lookups made
+
+
+Expired = tuple["Keyspace", bytes, Value, int]  # (keyspace, key, value, when): undo material
+
+KEEP_CLOCK = Clock()  # the clock of keyspaces no engine has attached; never changed
 
 
 class Keyspace:
-    __slots__ = ("data",)
+    __slots__ = ("clock", "data", "expires")
 
     def __init__(self) -> None:
         self.data: dict[bytes, Value] = {}
+        self.expires: dict[bytes, int] = {}  # key -> unix ms; only keys that have a TTL
+        self.clock = KEEP_CLOCK
 
     def __len__(self) -> int:
         return len(self.data)
@@ -27,14 +68,27 @@ class Keyspace:
         return iter(self.data)
 
     def __contains__(self, key: bytes) -> bool:
-        return key in self.data
+        return self.get(key) is not None
 
     def get(self, key: bytes) -> Value | None:
-        return self.data.get(key)
+        v = self.data.get(key)
+        if v is not None and self.expires and self._gone(key):
+            return None
+        return v
+
+    def _gone(self, key: bytes) -> bool:
+        """Whether `key` counts as missing now (see the module doc); EXPIRE deletes it."""
+        when = self.expires.get(key)
+        clock = self.clock
+        if when is None or clock.mode is Mode.KEEP or clock.now_ms <= when:
+            return False
+        if clock.mode is Mode.EXPIRE:
+            clock.expired.append((self, key, self.data.pop(key), self.expires.pop(key)))
+        return True
 
     def stream(self, key: bytes) -> Stream | None:
         """The stream at `key`, None if missing; WRONGTYPE for another type."""
-        v = self.data.get(key)
+        v = self.get(key)
         if v is None or isinstance(v, Stream):
             return v
         raise wrong_type()
@@ -49,16 +103,42 @@ class Keyspace:
         return s
 
     def delete(self, key: bytes) -> bool:
-        return self.data.pop(key, None) is not None
+        if self.get(key) is None:
+            return False
+        del self.data[key]
+        self.expires.pop(key, None)
+        return True
 
-    def set(self, key: bytes, value: Value) -> None:
+    def set(self, key: bytes, value: Value, when: int | None = None) -> None:
+        """`key` holds `value` from now on, expiring at `when` (None: never)."""
         self.data[key] = value
+        if when is None:
+            self.expires.pop(key, None)
+        else:
+            self.expires[key] = when
+
+    def expire_at(self, key: bytes) -> int | None:
+        """`key`'s expiry time (unix ms), None if it has none."""
+        return self.expires.get(key)
 
     def clear(self) -> None:
         self.data.clear()
+        self.expires.clear()
+
+    def due(self, now_ms: int, limit: int) -> list[bytes]:
+        """Up to `limit` keys whose time has passed at `now_ms` (active expiry's work)."""
+        out: list[bytes] = []
+        for key, when in self.expires.items():
+            if now_ms > when:
+                out.append(key)
+                if len(out) >= limit:
+                    break
+        return out
 
 
 def type_name(value: Value | None) -> str:
     if value is None:
         return "none"
+    if isinstance(value, deque):
+        return "list"
     return "stream" if isinstance(value, Stream) else "string"

@@ -33,6 +33,7 @@ caveat).
 from __future__ import annotations
 
 import struct
+from collections import deque
 
 from . import rdbstream
 from .crc64 import crc64
@@ -42,6 +43,7 @@ from .stream import Stream
 
 RDB_VERSION = 14  # Redis 8.8's rdb.h
 TYPE_STRING = 0
+TYPE_LIST = 1  # RDB_TYPE_LIST: the plain encoding every Redis still loads
 _FOOTER = struct.Struct("<HQ")  # RDB version, CRC64
 _VERSION = struct.Struct("<H")
 
@@ -55,6 +57,11 @@ def dump(value: Value, now_ms: int) -> bytes:
     if isinstance(value, Stream):
         w.raw(bytes((rdbstream.TYPE_STREAM_LISTPACKS_5,)))
         rdbstream.save(w, value, now_ms)
+    elif isinstance(value, deque):  # RDB_TYPE_LIST: a count, then the elements as strings
+        w.raw(bytes((TYPE_LIST,)))
+        w.length(len(value))
+        for item in value:
+            w.string(item)
     else:
         w.raw(bytes((TYPE_STRING,)))
         w.string(value)
@@ -89,6 +96,8 @@ def load(payload: bytes, now_ms: int | None) -> tuple[Value, bool]:
     kind = r.byte()
     if kind == TYPE_STRING:
         return r.string(), False
+    if kind == TYPE_LIST:
+        return deque(r.string() for _ in range(r.length())), False
     if kind in rdbstream.STREAM_TYPES:
         return rdbstream.load(r, kind, now_ms)
     raise RdbError(f"RDB type {kind} is not a type this engine holds")

@@ -8,8 +8,11 @@
     select db       0xFE | db u32 (version 3+; RDB's SELECTDB): the records after it, up to
                     the next one, are that database's keys; before any, db 0's. Written
                     before each non-empty database's keys, in increasing db order
+    expiry          0xFC | unix ms i64 (version 4+; RDB's EXPIRETIME_MS): the time the key of
+                    the record right after it expires at
     setting record  0x03 | name | value                     (version 3+: CONFIG SET's
                     stream settings, settings.py; name and decimal value as key/value)
+    list record     0x04 | key | count u32 | count x element   (version 4+)
     string record   0x01 | key | value                      (key/value: u32 length + bytes)
     stream record   0x02 | key | length u64 | entries_added u64 | last_id 16 | first_id 16 |
                     max_deleted_entry_id 16 | max_trimmed_entry_id 16 (version 2+) |
@@ -30,13 +33,15 @@ in pieces of about `chunk_size` bytes (node bytes are never copied into an inter
 object), which is what a full resync streams. `restore` checks magic, version, length and
 checksum before parsing, then checks every node's structure; a corrupt, truncated or
 unknown-version snapshot (or one naming a database the engine does not have) raises
-SnapshotError and leaves the engine untouched. Versions 1 and 2 (no databases) load into db 0.
+SnapshotError and leaves the engine untouched. Versions 1 and 2 (no databases) load into db 0;
+versions 1 to 3 have no expiry records.
 """
 
 from __future__ import annotations
 
 import hashlib
 import struct
+from collections import deque
 from collections.abc import Iterator
 from typing import Protocol
 
@@ -51,10 +56,13 @@ from .settings import Settings
 from .stream import Stream
 
 MAGIC = b"XSTRSNAP"
-VERSION = 3  # 2 added max_trimmed_entry_id, 3 databases and setting records; 1 and 2 still load
+VERSION = 4  # 2 added max_trimmed_entry_id, 3 databases and setting records, 4 expiry records;
+# 1 to 3 still load
 _TYPE_STRING = 1
 _TYPE_STREAM = 2
 _TYPE_SETTING = 3
+_TYPE_LIST = 4
+_EXPIRY = 0xFC
 _SELECT_DB = 0xFE
 _END = 0xFF
 _SUM_SIZE = 16
@@ -84,11 +92,9 @@ def dump_chunks(engine: _Protocol, chunk_size: int = 1 << 20) -> Iterator[bytes]
     for db, key, value in _records(engine.dbs):
         if key is None:
             parts = [bytes((_SELECT_DB,)), _U32.pack(db)]
-        elif isinstance(value, bytes):
-            parts = [bytes((_TYPE_STRING,)), _U32.pack(len(key)), key, _U32.pack(len(value)), value]
         else:
-            assert isinstance(value, Stream)
-            parts = [bytes((_TYPE_STREAM,)), _U32.pack(len(key)), key, _stream_meta(value)]
+            assert value is not None
+            parts = _key_record(engine.dbs[db].expires.get(key), key, value)
         for p in parts:
             buf.append(p)
             size += len(p)
@@ -111,13 +117,26 @@ def dump_chunks(engine: _Protocol, chunk_size: int = 1 << 20) -> Iterator[bytes]
     yield chunk + h.digest()
 
 
+def _key_record(when: int | None, key: bytes, value: Value) -> list[bytes]:
+    """A key's record (a stream's up to its nodes), after its expiry record if it has one."""
+    parts = [] if when is None else [bytes((_EXPIRY,)), _I64.pack(when)]
+    if isinstance(value, bytes):
+        parts += [bytes((_TYPE_STRING,)), _U32.pack(len(key)), key, _U32.pack(len(value)), value]
+    elif isinstance(value, deque):
+        parts += [bytes((_TYPE_LIST,)), _U32.pack(len(key)), key, _U32.pack(len(value))]
+        parts += [_U32.pack(len(item)) + item for item in value]
+    else:
+        parts += [bytes((_TYPE_STREAM,)), _U32.pack(len(key)), key, _stream_meta(value)]
+    return parts
+
+
 def _records(dbs: list[Keyspace]) -> Iterator[tuple[int, bytes | None, Value | None]]:
     """(db, None, None) where a database starts, then (db, key, value) for each of its keys."""
     for db, keyspace in enumerate(dbs):
         if len(keyspace):
             yield db, None, None
             for key in sorted(keyspace):
-                yield db, key, keyspace.get(key)
+                yield db, key, keyspace.data[key]
 
 
 def _groups(s: Stream) -> bytes:
@@ -159,6 +178,8 @@ def copy_value(value: Value) -> Value:
     its IDMP history."""
     if isinstance(value, bytes):
         return value
+    if isinstance(value, deque):
+        return deque(value)
     parts = [_stream_meta(value)]
     for nkey, lp in value.nodes():
         parts += [nkey, _U32.pack(len(lp)), bytes(lp)]
@@ -217,7 +238,7 @@ def load_all(
     magic, version = _HDR.unpack_from(data)
     if magic != MAGIC:
         raise SnapshotError("not an xstream snapshot (bad magic)")
-    if version not in (1, 2, VERSION):
+    if version not in (1, 2, 3, VERSION):
         raise SnapshotError(f"unsupported snapshot version {version} (this build reads {VERSION})")
     body, checksum = data[:-_SUM_SIZE], data[-_SUM_SIZE:]
     if hashlib.blake2b(body, digest_size=_SUM_SIZE).digest() != checksum:
@@ -234,9 +255,16 @@ def _parse(
     dbs = [Keyspace() for _ in range(databases)]
     db, ks = 0, dbs[0]
     values: dict[bytes, int] = {}
+    when: int | None = None  # the expiry record's time, for the next key
     while True:
         kind = body[pos]
         pos += 1
+        if kind == _EXPIRY and version >= 4 and when is None:
+            (when,) = _I64.unpack_from(body, pos)
+            pos += 8
+            continue
+        if when is not None and kind not in (_TYPE_STRING, _TYPE_STREAM, _TYPE_LIST):
+            raise ValueError("an expiry record not followed by a key")
         if kind == _END:
             if pos != len(body):
                 raise ValueError("bytes after the end marker")
@@ -255,16 +283,25 @@ def _parse(
             raw, pos = _bytes(body, pos)
             values[key] = _setting(key, raw)
             continue
-        if key in ks:
+        if key in ks.data:
             raise ValueError(f"duplicate key {key!r}")
         if kind == _TYPE_STRING:
             value, pos = _bytes(body, pos)
-            ks.set(key, value)
+            ks.set(key, value, when)
         elif kind == _TYPE_STREAM:
             s, pos = _stream(body, pos, deep, version)
-            ks.set(key, s)
+            ks.set(key, s, when)
+        elif kind == _TYPE_LIST and version >= 4:
+            (count,) = _U32.unpack_from(body, pos)
+            items: deque[bytes] = deque()
+            pos += 4
+            for _ in range(count):
+                item, pos = _bytes(body, pos)
+                items.append(item)
+            ks.set(key, items, when)
         else:
             raise ValueError(f"unknown record type {kind}")
+        when = None
 
 
 def _setting(name: bytes, raw: bytes) -> int:

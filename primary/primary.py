@@ -337,6 +337,22 @@ class Primary(Node):
         METRICS.entries_ingested.inc(len(entries))
         return result.reply  # type: ignore[return-value]
 
+    async def active_expire(self, limit: int) -> None:
+        """Delete up to `limit` keys past their time, shipped as DELs in one record (settled
+        per the fsync policy, no acks awaited); skipped while writes are refused."""
+        try:
+            self._check_writable()
+        except StreamError:
+            return
+        result = self.engine.expire_cycle(now_ms(), limit)
+        if not result.effects:
+            return
+        try:
+            self.commit(result)
+            await self.settle(self.offset, None)
+        except StreamError:  # MISCONF (rolled back) or LEASELOST: the next tick retries
+            return
+
     def commit(self, result: Result) -> None:
         """Log, then ship a result's effects; wake its blocked readers. If the log cannot take
         the record, the state goes back to what the log holds (`_on_disk_fault`): MISCONF."""
@@ -627,6 +643,7 @@ class Primary(Node):
             "replicas": reps,
             "keys": self.engine.key_count(),
             "db_keys": [len(keyspace) for keyspace in self.engine.dbs],
+            "db_expires": [len(keyspace.expires) for keyspace in self.engine.dbs],
             "full_syncs": self.full_syncs,
             "partial_syncs": self.partial_syncs,
             "backlog_start": self.backlog.start,

@@ -429,6 +429,7 @@ class Replica(Node):
             "lag_ms": self.lag_ms(),
             "keys": self.engine.key_count(),
             "db_keys": [len(keyspace) for keyspace in self.engine.dbs],
+            "db_expires": [len(keyspace.expires) for keyspace in self.engine.dbs],
             "full_syncs": self.full_syncs,
             "partial_syncs": self.partial_syncs,
             "snapshot_offset": self.store.snapshot_offset,

@@ -10,14 +10,15 @@ COPY with REPLACE only when it replaced something, RENAMENX as RENAME): each rep
 from the database it ran in, which the engine's SELECT effect gives. A command that changed
 nothing ships nothing, except FLUSHDB, FLUSHALL and SWAPDB, which Redis always propagates.
 
+Expiry goes with the value: MOVE, RENAME and COPY keep the source's time (COPY gives the copy
+the same one), SWAPDB swaps it with its database, FLUSHDB/FLUSHALL drop it.
+
 Signals: every key a command creates, replaces or removes is signaled in its database, so
 blocked XREADs and XREADGROUPs re-check it (a stream MOVEd into db 3 serves an XREAD blocked
 there; its old db's XREADGROUP hears it is gone).
 """
 
 from __future__ import annotations
-
-from itertools import islice
 
 from .. import snapshot
 from ..context import Ctx
@@ -50,7 +51,7 @@ def move(ctx: Ctx) -> Reply:
     value = ctx.keyspace.get(key)
     if value is None or key in ctx.dbs[dst]:
         return 0
-    ctx.dbs[dst].set(key, value)
+    ctx.dbs[dst].set(key, value, ctx.keyspace.expire_at(key))
     ctx.keyspace.delete(key)
     ctx.signal(key)
     ctx.touch(key)
@@ -101,7 +102,7 @@ def copy(ctx: Ctx) -> Reply:
     replaced = newkey in target
     if replaced and not replace:
         return 0
-    target.set(newkey, snapshot.copy_value(value))
+    target.set(newkey, snapshot.copy_value(value), ctx.keyspace.expire_at(key))
     ctx.signal(newkey, dst)
     ctx.touch(newkey, dst)
     effect = [b"COPY", key, newkey, b"DB", b"%d" % dst]
@@ -127,8 +128,9 @@ def _rename(ctx: Ctx, nx: bool) -> Reply:
         return 0 if nx else OK
     if newkey in ks and nx:
         return 0
+    when = ks.expire_at(key)
     ks.delete(newkey)
-    ks.set(newkey, value)
+    ks.set(newkey, value, when)
     ks.delete(key)
     ctx.signal(key)
     ctx.touch(key)
@@ -172,6 +174,7 @@ def randomkey(ctx: Ctx) -> Reply:
     """A key of the selected database drawn from the engine's sequence (engine.py); nil if the
     database is empty. O(N) in keys, where Redis's is O(1): a stream service holds few."""
     ks = ctx.keyspace
-    if not len(ks):
+    live = [k for k in list(ks) if k in ks]
+    if not live:
         return None
-    return next(islice(iter(ks), ctx.draw() % len(ks), None))
+    return live[ctx.draw() % len(live)]

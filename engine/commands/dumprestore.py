@@ -7,13 +7,13 @@ restoreCommand answer them.
 RESTORE checks in Redis's order: options (syntax, IDLETIME >= 0, FREQ 0..255, IDLETIME and
 FREQ exclusive), BUSYKEY without REPLACE, the TTL, the payload's footer, then the value.
 
-Keys do not expire in this engine, so a TTL cannot be honoured. RESTORE refuses a TTL > 0
-with an error of its own (after every check Redis makes first) rather than create a key that
-would outlive it; the one case that needs no expiry is answered as Redis does: an ABSTTL
-already in the past restores nothing (and deletes the key REPLACE names). IDLETIME and FREQ
-only feed the eviction clock, which the engine does not have: checked, then ignored.
+A TTL > 0 is relative ms, or with ABSTTL a unix time in ms; a time already reached restores
+nothing (and deletes the key REPLACE names, shipping a DEL), as Redis's checkAlreadyExpired.
+IDLETIME and FREQ only feed the eviction clock, which the engine does not have: checked, then
+ignored. DUMP leaves the TTL out, as Redis's: a round trip passes it as RESTORE's ttl.
 
-Effect: `RESTORE key 0 payload REPLACE`, with no clock left in it. The payload is the one
+Effect: `RESTORE key 0 payload REPLACE`, or `RESTORE key <unix ms> payload REPLACE ABSTTL`
+for a key that expires (Redis propagates the TTL as an absolute time too). The payload is the one
 received, unless loading left out expired IDMP records (the only clock-dependent part of a
 load): then it is the loaded value dumped again, so the replica, which loads everything it is
 shipped, ends with the same records.
@@ -50,19 +50,18 @@ def restore(ctx: Ctx) -> Reply:
         value, dropped = rdb.load(payload, None if ctx.replicated else ctx.now_ms)
     except rdb.RdbError:
         raise StreamError("Bad data format") from None
-    if ttl:
-        if not (absttl and ttl <= ctx.now_ms):
-            raise StreamError(
-                "RESTORE with a TTL is not supported: keys do not expire here (use TTL 0)"
-            )
+    when = (ttl if absttl else ttl + ctx.now_ms) if ttl else None
+    if when is not None and when <= ctx.now_ms and not ctx.replicated:
         if existed:  # already expired: the key REPLACE names is deleted, nothing is created
             ctx.keyspace.delete(key)
             ctx.propagate([b"DEL", key])
             ctx.signal(key)
+            ctx.touch(key)
         return OK
-    ctx.keyspace.set(key, value)
+    ctx.keyspace.set(key, value, when)
     shipped = rdb.dump(value, ctx.now_ms) if dropped else payload
-    ctx.propagate([b"RESTORE", key, b"0", shipped, b"REPLACE"])
+    effect = [b"RESTORE", key, b"%d" % (when or 0), shipped, b"REPLACE"]
+    ctx.propagate([*effect, b"ABSTTL"] if when is not None else effect)
     ctx.signal(key)
     return OK
 

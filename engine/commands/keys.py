@@ -1,25 +1,26 @@
 """The small keyspace of the selected database: DEL (and UNLINK, the same here), EXISTS, TYPE,
-KEYS, SCAN, DBSIZE, MEMORY USAGE, and SET/GET. Commands across keys and databases are in
-databases.py.
+KEYS, SCAN, DBSIZE, MEMORY USAGE. Commands across keys and databases are in databases.py,
+SET and GET in strings.py, expiry in expire.py.
+
+KEYS and SCAN leave out keys past their time (as Redis's); DBSIZE counts them until they are
+deleted (as Redis's).
 
 SCAN's cursor is a position in the order of a fixed 63-bit hash of each key (never 0), so a
 key present for the whole scan is returned at least once whatever is added or removed
-meanwhile, as Redis guarantees; a cursor never splits keys sharing a hash. SET takes only
-`SET key value` (no options: anything more is a syntax error); strings exist so that WRONGTYPE
-is real.
+meanwhile, as Redis guarantees; a cursor never splits keys sharing a hash.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import deque
 
 from .. import glob
 from ..context import Ctx
-from ..errors import StreamError, syntax_error, wrong_type
+from ..errors import StreamError, syntax_error
 from ..ids import string2ull
-from ..keyspace import type_name
-from ..reply import OK, Reply, Status
-from ..stream import Stream
+from ..keyspace import Value, type_name
+from ..reply import Reply, Status
 from .args import parse_ll, word
 
 
@@ -44,7 +45,8 @@ def type_(ctx: Ctx) -> Reply:
 def keys(ctx: Ctx) -> Reply:
     pattern = ctx.argv[1]
     everything = pattern == b"*"
-    return [k for k in ctx.keyspace if everything or glob.match(pattern, k)]
+    ks = ctx.keyspace
+    return [k for k in list(ks) if (everything or glob.match(pattern, k)) and k in ks]
 
 
 def dbsize(ctx: Ctx) -> Reply:
@@ -88,6 +90,8 @@ def scan(ctx: Ctx) -> Reply:
     next_cursor = order[end][0] if end < len(order) else 0
     found = []
     for _, k in page:
+        if k not in ctx.keyspace:
+            continue
         if pattern is not None and not glob.match(pattern, k):
             continue
         if want_type is not None and type_name(ctx.keyspace.get(k)) != want_type:
@@ -115,35 +119,17 @@ def _parse_cursor(arg: bytes) -> int:
     return cursor
 
 
-def set_(ctx: Ctx) -> Reply:
-    if len(ctx.argv) != 3:
-        raise syntax_error()
-    key = ctx.argv[1]
-    overwrites_stream = isinstance(ctx.keyspace.get(key), Stream)
-    ctx.keyspace.set(key, ctx.argv[2])
-    ctx.propagate(list(ctx.argv))
-    ctx.touch(key)
-    if overwrites_stream:  # Redis signals an overwritten key as deleted: XREADGROUP wakes
-        ctx.signal(key)
-    return OK
-
-
-def get(ctx: Ctx) -> Reply:
-    v = ctx.keyspace.get(ctx.argv[1])
-    if v is None or isinstance(v, bytes):
-        return v
-    raise wrong_type()
-
-
 ROBJ_OVERHEAD = 16  # Redis object header
 STREAM_OVERHEAD = 96  # stream struct plus its rax struct, 64-bit
 
 
-def memory_usage(key: bytes, value: Stream | bytes) -> int:
+def memory_usage(key: bytes, value: Value) -> int:
     """MEMORY USAGE: object header, key, and for a stream its listpack bytes plus rax nodes."""
     size = ROBJ_OVERHEAD + len(key) + 3
     if isinstance(value, bytes):
         return size + len(value) + 3
+    if isinstance(value, deque):  # a listpack's header and end, an entry of about len + 2
+        return size + 7 + sum(len(item) + 2 for item in value)
     return size + STREAM_OVERHEAD + sum(len(lp) for _, lp in value.nodes()) + value.rax.node_bytes()
 
 

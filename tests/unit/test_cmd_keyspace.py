@@ -78,9 +78,10 @@ def test_set_and_get() -> None:
     assert error(e, "XLEN", "s1") == WRONGTYPE
 
 
-def test_set_takes_no_options() -> None:
-    # A deliberate subset: strings exist only to make WRONGTYPE real.
-    assert error(mixed(), "SET", "k", "v", "EX", "10") == SYNTAX
+def test_set_refuses_conflicting_options() -> None:
+    assert error(mixed(), "SET", "k", "v", "EX", "10", "PX", "10") == SYNTAX
+    assert error(mixed(), "SET", "k", "v", "NX", "XX") == SYNTAX
+    assert error(mixed(), "SET", "k", "v", "KEEPTTL", "EX", "1") == SYNTAX
 
 
 # -- FLUSHALL ----------------------------------------------------------------------------------

@@ -187,8 +187,6 @@ def test_restore_errors_in_redis_order() -> None:
         "ERR DUMP payload version or checksum are wrong"
     )
     assert err("t", 0, rdb.seal(b"\x04\x00")) == "ERR Bad data format"  # a hash: not ours
-    assert err("t", 5000, good).startswith("ERR RESTORE with a TTL is not supported")
-    assert err("t", NOW + 1, good, "ABSTTL").startswith("ERR RESTORE with a TTL")
     assert "t" not in [k.decode() for k in e.keyspace]
     # options are case-insensitive; IDLETIME / FREQ are accepted and change nothing
     assert run(e, "RESTORE", "t", 0, good, "replace", "IdleTime", 10) == OK
@@ -210,6 +208,21 @@ def test_abstl_in_the_past_deletes_what_replace_names() -> None:
     assert b"k" not in e.keyspace
     res = e.execute([b"RESTORE", b"k", b"1000", payload, b"ABSTTL"], NOW)  # type: ignore[list-item]
     assert res.reply == OK and res.effects == [] and b"k" not in e.keyspace
+
+
+def test_restore_with_a_ttl_expires_and_ships_the_absolute_time() -> None:
+    e = Engine()
+    run(e, "XADD", "s", "1-1", "f", "v")
+    payload = run(e, "DUMP", "s")
+    res = e.execute([b"RESTORE", b"t", b"5000", payload], NOW)  # type: ignore[list-item]
+    assert res.effects == [[b"RESTORE", b"t", b"%d" % (NOW + 5000), payload, b"REPLACE", b"ABSTTL"]]
+    assert e.execute([b"PTTL", b"t"], NOW).reply == 5000
+    e.execute([b"RESTORE", b"u", b"%d" % (NOW + 7), payload, b"ABSTTL"], NOW)  # type: ignore[list-item]
+    assert e.execute([b"PEXPIRETIME", b"u"], NOW).reply == NOW + 7
+    replica = Engine()
+    for effect in res.effects:
+        replica.apply(effect)
+    assert replica.execute([b"PEXPIRETIME", b"t"], NOW).reply == NOW + 5000
 
 
 def test_corrupt_payloads_change_nothing() -> None:

@@ -307,6 +307,11 @@ class Node(ABC):
     async def settle(self, offset: int, concern: WriteConcern | None) -> None:
         """Wait until writes up to `offset` are as durable and replicated as `concern` asks."""
 
+    async def active_expire(self, limit: int) -> None:
+        """One active expiry cycle (expiry.py): the primary's deletes keys past their time;
+        other roles never expire keys themselves."""
+        return
+
     @abstractmethod
     async def snapshot_now(self) -> tuple[int, int]:
         """Write a snapshot now; (offset, bytes)."""

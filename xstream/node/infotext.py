@@ -192,8 +192,11 @@ def _cluster(info: dict[str, Any]) -> list[tuple[str, object]]:
 
 def _keyspace(info: dict[str, Any]) -> list[tuple[str, object]]:
     per_db = info.get("db_keys") or [info.get("keys", 0)]  # keys of each database
+    expires = info.get("db_expires") or [0] * len(per_db)  # keys with a TTL, per database
     return [
-        (f"db{i}", f"keys={n},expires=0,avg_ttl=0,subexpiry=0") for i, n in enumerate(per_db) if n
+        (f"db{i}", f"keys={n},expires={expires[i]},avg_ttl=0,subexpiry=0")
+        for i, n in enumerate(per_db)
+        if n
     ]
 
 

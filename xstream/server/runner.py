@@ -36,6 +36,7 @@ import grpc
 from xstream.engine import Engine, EngineConfig
 from xstream.node import logs, metrics
 from xstream.node.base import Node
+from xstream.node.expiry import run_active_expiry
 from xstream.node.logs import slog
 from xstream.node.stats import STATS
 from xstream.node.store import Store
@@ -144,6 +145,7 @@ async def _serve_host(cfg: NodeConfig, host: Host, store: Store) -> Running:
         running.tasks.append(asyncio.create_task(watch_tls(tls)))
     running.tasks.append(asyncio.create_task(store.run_everysec()))
     running.tasks.append(asyncio.create_task(watch_disk(host, store)))
+    running.tasks.append(asyncio.create_task(run_active_expiry(lambda: host.node)))
     return running
 
 

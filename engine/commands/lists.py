@@ -1,0 +1,90 @@
+"""Lists, as far as a stream service needs them: a second non-stream type, so that type checks
+against lists are real (Redis's test suites push to a key a reader waits on as a stream).
+
+    LPUSH/RPUSH key element [element ...]   the length after; effect: the command itself
+    LPOP/RPOP key                           the element, nil if missing (no COUNT here:
+                                            arity 2)
+    LLEN key, LRANGE key start stop         as Redis's
+
+A list is a deque of elements; popping the last element deletes the key, as Redis does.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from ..context import Ctx
+from ..errors import wrong_type
+from ..keyspace import ListValue
+from ..reply import Reply
+from .args import parse_ll
+
+
+def _list(ctx: Ctx, key: bytes) -> ListValue | None:
+    v = ctx.keyspace.get(key)
+    if v is None or isinstance(v, deque):
+        return v
+    raise wrong_type()
+
+
+def _push(ctx: Ctx, left: bool) -> Reply:
+    key = ctx.argv[1]
+    items = _list(ctx, key)
+    if items is None:
+        items = deque()
+        ctx.keyspace.set(key, items)
+    if left:
+        items.extendleft(ctx.argv[2:])
+    else:
+        items.extend(ctx.argv[2:])
+    ctx.propagate(list(ctx.argv))
+    ctx.signal(key)
+    ctx.touch(key)
+    return len(items)
+
+
+def lpush(ctx: Ctx) -> Reply:
+    return _push(ctx, left=True)
+
+
+def rpush(ctx: Ctx) -> Reply:
+    return _push(ctx, left=False)
+
+
+def _pop(ctx: Ctx, left: bool) -> Reply:
+    key = ctx.argv[1]
+    items = _list(ctx, key)
+    if items is None:
+        return None
+    item = items.popleft() if left else items.pop()
+    if not items:
+        ctx.keyspace.delete(key)
+    ctx.propagate([ctx.argv[0].upper(), key])
+    ctx.touch(key)
+    return item
+
+
+def lpop(ctx: Ctx) -> Reply:
+    return _pop(ctx, left=True)
+
+
+def rpop(ctx: Ctx) -> Reply:
+    return _pop(ctx, left=False)
+
+
+def llen(ctx: Ctx) -> Reply:
+    items = _list(ctx, ctx.argv[1])
+    return 0 if items is None else len(items)
+
+
+def lrange(ctx: Ctx) -> Reply:
+    items = _list(ctx, ctx.argv[1])
+    start, stop = parse_ll(ctx.argv[2]), parse_ll(ctx.argv[3])
+    if items is None:
+        return []
+    n = len(items)
+    start = max(0, start + n if start < 0 else start)
+    stop = stop + n if stop < 0 else min(stop, n - 1)
+    if start > stop:
+        return []
+    return [items[i] for i in range(start, stop + 1)]

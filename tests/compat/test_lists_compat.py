@@ -1,0 +1,24 @@
+"""Lists against a real redis-server (Debian's 7.0): pushes, pops, lengths, ranges and type
+errors, replies compared."""
+
+from __future__ import annotations
+
+import pytest
+from redis_conn import RedisServer
+from test_expire_compat import Pair
+
+pytestmark = pytest.mark.compat
+
+
+def test_list_replies_and_type_errors(redis_server: RedisServer) -> None:
+    p = Pair(redis_server)
+    p.same("XADD", "s", "1-1", "f", "v")
+    for ws in [
+        ("LPUSH", "l", "a", "b"), ("RPUSH", "l", "c", "d"), ("LRANGE", "l", 0, -1),
+        ("LRANGE", "l", -3, 1), ("LRANGE", "l", 5, 10), ("LRANGE", "l", -100, 100),
+        ("LRANGE", "l", "x", 1), ("LLEN", "l"), ("LLEN", "nope"), ("LPOP", "l"), ("RPOP", "l"),
+        ("TYPE", "l"), ("LPUSH", "s", "x"), ("XADD", "l", "*", "f", "v"), ("GET", "l"),
+        ("SET", "l", "x", "GET"), ("LPOP", "nope"), ("LPUSH", "l"), ("LPOP", "l"),
+        ("RPOP", "l"), ("EXISTS", "l"), ("LRANGE", "nope", 0, -1),
+    ]:  # fmt: skip
+        p.same(*ws)
