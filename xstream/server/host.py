@@ -33,6 +33,7 @@ from typing import TypeVar
 
 from xstream.engine import Engine
 from xstream.node import replids
+from xstream.node.acl import Acl
 from xstream.node.backlog import Backlog
 from xstream.node.base import Node
 from xstream.node.logs import slog
@@ -129,6 +130,7 @@ class Host:
         self._link: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         self.tls: Tls | None = None  # the node's TLS material: the link dials with it
+        self.acl = Acl()  # the node's users (every edge checks them); kept across roles
 
     @property
     def node(self) -> Node:
