@@ -375,7 +375,7 @@ class Acl:
 
     def check(self, user: User, argv: list[bytes]) -> Denial | None:
         """Whether `user` may run argv: None, or the denial (its -NOPERM text)."""
-        name = aclcats.fullname(argv)
+        name = aclcats.fullname(argv) if argv else ""
         if name not in aclcats.TABLE:
             return None  # unknown: the command's own error answers it
         if not user.may_run(name):

@@ -8,7 +8,7 @@ and replication) are the small table `OTHERS` below, with Redis's categories.
 
     WARNING: a command added to node/base.SERVER_COMMANDS, the RESP edge (commandinfo.py) or
     the gRPC services must be added to OTHERS too, or no user but one with +@all can run it
-    (tests/unit/test_acl.py checks the first two).
+    (tests/unit/test_acl_rules.py checks the first two).
 
 Pseudo-commands for what has no Redis command: `sync` is a replica's Replication stream
 (Redis's replica user needs +psync, +sync, +replconf), `failover` the Admin Promote call
@@ -50,7 +50,12 @@ OTHERS: dict[str, tuple[str, ...]] = {
     "waitaof": ("slow", "connection"),
     "role": ("admin", "fast", "dangerous"),
     "info": ("slow", "dangerous"),
-    "config": _ADMIN,
+    "config": ("slow",),
+    "config|get": _ADMIN,
+    "config|set": _ADMIN,
+    "config|resetstat": _ADMIN,
+    "config|rewrite": _ADMIN,
+    "config|help": ("slow",),
     "time": ("fast",),
     "lastsave": ("fast", "dangerous"),
     "save": _ADMIN,

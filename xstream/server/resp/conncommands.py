@@ -129,16 +129,18 @@ def login(conn: Conn, username: bytes, password: bytes) -> None:
     """The connection becomes `username` (AUTH, HELLO AUTH), or WRONGPASS, logged in ACL LOG."""
     user = conn.acl.authenticate(username.decode("utf-8", "surrogateescape"), password)
     if user is None:
-        note_denial(conn, auth_denial(), "toplevel")
+        note_denial(conn, auth_denial(), "toplevel", username.decode("utf-8", "replace"))
         raise StreamError(WRONGPASS, "WRONGPASS")
     conn.session.user, conn.session.authenticated = user.name, True
 
 
-def note_denial(conn: Conn, denial: Denial, context: str) -> None:
-    """An ACL LOG entry for this connection (its CLIENT INFO line as client-info)."""
+def note_denial(conn: Conn, denial: Denial, context: str, username: str = "") -> None:
+    """An ACL LOG entry for this connection (its CLIENT INFO line as client-info); a failed
+    AUTH names the user it tried, as Redis's."""
     session = conn.session
     info = session.info_line(*conn.buffers(session))
-    conn.acl.note(denial, session.user, context, info, time.time_ns() // 1_000_000)
+    now = time.time_ns() // 1_000_000
+    conn.acl.note(denial, username or session.user, context, info, now)
 
 
 def ping(conn: Conn, argv: list[bytes]) -> EdgeReply:

@@ -167,7 +167,7 @@ def test_categories() -> None:
     assert "xadd" in aclcats.commands_in("write") and "xadd" in aclcats.commands_in("stream")
     assert "xrange" in aclcats.commands_in("read")
     assert "flushall" in aclcats.commands_in("dangerous")
-    assert "config" in aclcats.commands_in("admin") and "sync" in aclcats.commands_in("admin")
+    assert "config|set" in aclcats.commands_in("admin") and "sync" in aclcats.commands_in("admin")
 
 
 def test_fuzz_setuser_and_files() -> None:
@@ -184,3 +184,15 @@ def test_fuzz_setuser_and_files() -> None:
             a.load(("user x " + raw.decode("utf-8", "surrogateescape")), "f")
         for user in a.users.values():
             a.check(user, [raw or b"x", raw])
+            a.check(user, [raw][: len(raw) % 2])  # and empty argvs
+
+
+def test_exposure_needs_tls_or_a_password() -> None:
+    from xstream.node.tls import TlsConfigError  # noqa: PLC0415
+    from xstream.server.config import NodeConfig, check_exposure  # noqa: PLC0415
+
+    exposed = NodeConfig("primary", host="0.0.0.0")
+    with pytest.raises(TlsConfigError, match="without TLS and without a password"):
+        check_exposure(exposed, tls=False, password=False)
+    check_exposure(exposed, tls=False, password=True)
+    check_exposure(exposed, tls=True, password=False)
