@@ -40,8 +40,13 @@ from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
 from .replica import Diverged, Replica, StalePrimary
 
+# The primary's ACL refused this node's user (--primary-user/--primary-password, or none).
+_REFUSED = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
 
-async def follow(replica: Replica, tls: Tls | None = None) -> None:
+
+async def follow(
+    replica: Replica, tls: Tls | None = None, auth: tuple[tuple[str, str], ...] = ()
+) -> None:
     """Follow the replica's primary until `replica.stop_link()` (grpc.aio may turn a task's
     cancellation into a CANCELLED error, so the loop does not rely on CancelledError alone)."""
     backoff = 0.05
@@ -51,7 +56,7 @@ async def follow(replica: Replica, tls: Tls | None = None) -> None:
             await asyncio.sleep(0.2)
             continue
         try:
-            await _sync_once(replica, tls)
+            await _sync_once(replica, tls, auth)
             backoff = 0.05
         except DiskFault as e:
             slog("replica_link_stopped_disk", level="error", error=str(e))
@@ -68,7 +73,9 @@ async def follow(replica: Replica, tls: Tls | None = None) -> None:
             slog("bad_primary_message", level="error", error=str(e))
             backoff = 1.0
         except grpc.aio.AioRpcError as e:
-            if replica.link != "down":
+            if e.code() in _REFUSED:  # every try, as Redis logs each refused handshake
+                slog("link_refused", level="error", code=str(e.code()), details=e.details())
+            elif replica.link != "down":
                 slog("link_down", level="warning", code=str(e.code()), details=e.details())
             backoff = min(backoff * 2, 1.0)
         replica.link_stopped("")
@@ -88,10 +95,14 @@ def _channel(address: str, tls: Tls | None) -> grpc.aio.Channel:
     return grpc.aio.secure_channel(address, creds, options=options)
 
 
-async def _sync_once(replica: Replica, tls: Tls | None) -> None:
+async def _sync_once(
+    replica: Replica, tls: Tls | None, auth: tuple[tuple[str, str], ...] = ()
+) -> None:
+    """One Sync call; `auth`: the call metadata naming the ACL user this node replicates as
+    (xstream-user, xstream-password: --primary-user/--primary-password), sent as given."""
     hello = replica.hello()
     async with _channel(replica.primary_address, tls) as channel:
-        call = pb_grpc.ReplicationStub(channel).Sync(_outgoing(replica, hello))
+        call = pb_grpc.ReplicationStub(channel).Sync(_outgoing(replica, hello), metadata=auth)
         chunks: list[bytes] = []
         full: pb.FullSync | None = None
         async for msg in call:

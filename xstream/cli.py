@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import ssl
 import sys
 from pathlib import Path
@@ -133,6 +134,28 @@ def _node_args(p: argparse.ArgumentParser, port: int) -> None:
     p.add_argument("--node-max-entries", type=int, default=100, help="stream-node-max-entries")
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info")
     _tls_node_args(p)
+    _acl_node_args(p)
+
+
+def _acl_node_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("users (Redis's ACLs)")
+    g.add_argument(
+        "--requirepass",
+        default=os.environ.get("XSTREAM_REQUIREPASS", ""),
+        help="password of the default user (clients AUTH with it); or XSTREAM_REQUIREPASS",
+    )
+    g.add_argument(
+        "--aclfile",
+        type=Path,
+        help="users in Redis's ACL file format (`user reader on >secret ~* +@read`); "
+        "ACL LOAD/SAVE read and write it",
+    )
+    g.add_argument("--primary-user", default="", help="user this node replicates as")
+    g.add_argument(
+        "--primary-password",
+        default=os.environ.get("XSTREAM_PRIMARY_PASSWORD", ""),
+        help="its password; or XSTREAM_PRIMARY_PASSWORD",
+    )
 
 
 def _tls_node_args(p: argparse.ArgumentParser) -> None:

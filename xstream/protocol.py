@@ -38,6 +38,10 @@ EPOCH_KEY = "xstream-epoch"
 # Request metadata: the database index the request's commands run in (absent: 0)
 DB_KEY = "xstream-db"
 ERROR_MARK = ("xstream-error", "1")  # trailing metadata: the status details are an error line
+# The ACL user a call runs as, and its password (server/grpcauth.py); without them, the TLS
+# client certificate's CN names the user, or the node's default user answers.
+USER_KEY = "xstream-user"
+PASSWORD_KEY = "xstream-password"
 PRIMARY_KEY = "xstream-primary"  # trailing metadata of a replica's error: its primary's address
 
 # ---------------------------------------------------------------- write concerns

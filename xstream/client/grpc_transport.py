@@ -67,6 +67,8 @@ from xstream.protocol import (
     ERROR_MARK,
     MAX_MESSAGE,
     OFFSET_KEY,
+    PASSWORD_KEY,
+    USER_KEY,
     from_value,
     write_concern,
 )
@@ -140,11 +142,18 @@ class GrpcTransport:
         ssl_ca_certs: StrPath | None = None,
         ssl_certfile: StrPath | None = None,
         ssl_keyfile: StrPath | None = None,
+        username: str | None = None,
+        password: str | None = None,
     ) -> None:
         if read_from not in ("primary", "replica"):
             raise ValueError("read_from must be 'primary' or 'replica'")
         if isinstance(nodes, str):
             raise TypeError("nodes must be a list of 'host:port' strings")
+        # The ACL user every call runs as (redis-py's username=, password=; a password alone
+        # is the default user's, as AUTH <password>); nothing: the node's default user.
+        self._auth: Metadata = ()
+        if username or password:
+            self._auth = ((USER_KEY, username or "default"), (PASSWORD_KEY, password or ""))
         self.primary = f"{host}:{port}"  # where writes go: the primary of the moment
         self.failover = nodes is not None  # look for the primary among the seeds
         self.seeds = _unique([self.primary, *(nodes or ())])
@@ -191,7 +200,7 @@ class GrpcTransport:
 
     def _meta(self, offset: int = 0) -> Metadata:
         """Request metadata: the epoch seen, and an offset (WAIT's, or a read's floor)."""
-        meta = []
+        meta = list(self._auth)
         if self.epoch:
             meta.append((EPOCH_KEY, str(self.epoch)))
         if offset:
@@ -277,7 +286,12 @@ class GrpcTransport:
         """Admin.Info of each address, asked all at once; the ones that answered."""
         probe = min(self.timeout, PROBE_TIMEOUT)
         asked = [
-            (a, pb_grpc.AdminStub(self._channel(a)).Info.future(pb.InfoRequest(), timeout=probe))
+            (
+                a,
+                pb_grpc.AdminStub(self._channel(a)).Info.future(
+                    pb.InfoRequest(), timeout=probe, metadata=self._auth
+                ),
+            )
             for a in addresses
         ]
         views = []
@@ -358,7 +372,7 @@ class GrpcTransport:
     def _replicas_of_primary(self) -> list[str]:
         def call(ch: grpc.Channel) -> tuple[pb.InfoReply, Any]:
             response, rpc = pb_grpc.AdminStub(ch).Info.with_call(
-                pb.InfoRequest(), timeout=self.timeout
+                pb.InfoRequest(), timeout=self.timeout, metadata=self._auth
             )
             return response, rpc
 

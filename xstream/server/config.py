@@ -6,7 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from xstream.node.acl import Acl
 from xstream.node.tls import TlsConfigError, TlsFiles, is_loopback
+
+
+class ConfigError(TlsConfigError):
+    """A node's options refused before it starts (the CLI says why and exits 2)."""
 
 
 @dataclass
@@ -48,7 +53,14 @@ class NodeConfig:
     tls_ca: Path | None = None
     tls_dir: Path | None = None
     tls_client_auth: str = "required"  # required | optional | no
-    insecure: bool = False  # allow a non-loopback bind without TLS (exposure.py)
+    insecure: bool = False  # allow a non-loopback bind without TLS and passwords
+    # Users (node/acl.py): --requirepass gives the default user a password; --aclfile FILE
+    # holds users in Redis's format (ACL LOAD/SAVE's file). Neither is ever logged.
+    requirepass: str = ""
+    aclfile: Path | None = None
+    # A replica's (and an elected node's) credentials on its link to the primary.
+    primary_user: str = ""
+    primary_password: str = ""
 
 
 def tls_files(cfg: NodeConfig) -> TlsFiles | None:
@@ -64,20 +76,37 @@ def tls_files(cfg: NodeConfig) -> TlsFiles | None:
     )
 
 
-def check_exposure(cfg: NodeConfig, tls: bool) -> None:
-    """Refuse to serve a non-loopback address in the clear unless told (--insecure): a node
-    reachable from other machines without TLS lets any of them write, flush, promote or
-    replicate everything (Redis's protected mode, stricter).
-    WARNING: when passwords arrive (ACLs, --requirepass), "without TLS" becomes "without TLS
-    and without any password" here, as issue 14 says."""
-    if tls or cfg.insecure:
+def node_acl(cfg: NodeConfig) -> Acl:
+    """The node's users: the default user (with --requirepass's password), then --aclfile's
+    users if given (ConfigError with Redis's `<file>:<line>: ...` text when it is wrong)."""
+    acl = Acl(requirepass=cfg.requirepass)
+    if cfg.aclfile is not None:
+        acl.file = str(cfg.aclfile)
+        try:
+            text = cfg.aclfile.read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            raise ConfigError(f"cannot read --aclfile {cfg.aclfile}: {e}") from None
+        try:
+            acl.users = acl.load(text, str(cfg.aclfile))
+        except ValueError as e:
+            raise ConfigError(f"--aclfile: {e}".rstrip()) from None
+    return acl
+
+
+def check_exposure(cfg: NodeConfig, tls: bool, password: bool = False) -> None:
+    """Refuse to serve a non-loopback address in the clear to anonymous clients unless told
+    (--insecure): a node reachable from other machines without TLS and without a password
+    lets any of them write, flush, promote or replicate everything (Redis's protected mode,
+    stricter). `password`: an anonymous connection must authenticate (Acl.requires_auth)."""
+    if tls or password or cfg.insecure:
         return
     hosts = [cfg.host, cfg.resp_host if cfg.resp_port is not None and cfg.resp_host else ""]
     exposed = [h for h in dict.fromkeys(hosts) if h and not is_loopback(h)]
     if exposed:
         raise TlsConfigError(
-            f"refusing to listen on {', '.join(exposed)} without TLS: anyone who can reach it "
-            "could read, write, flush, promote or replicate this node. Give --tls-dir (see "
-            "`xstream certs`) or --tls-cert/--tls-key/--tls-ca, bind 127.0.0.1, or pass "
-            "--insecure to accept the risk"
+            f"refusing to listen on {', '.join(exposed)} without TLS and without a password: "
+            "anyone who can reach it could read, write, flush, promote or replicate this node. "
+            "Give --tls-dir (see `xstream certs`) or --tls-cert/--tls-key/--tls-ca, or "
+            "--requirepass/--aclfile with a default user that needs a password, bind "
+            "127.0.0.1, or pass --insecure to accept the risk"
         )

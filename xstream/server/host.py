@@ -33,6 +33,7 @@ from typing import TypeVar
 
 from xstream.engine import Engine
 from xstream.node import replids
+from xstream.node.acl import Acl
 from xstream.node.backlog import Backlog
 from xstream.node.base import Node
 from xstream.node.logs import slog
@@ -40,6 +41,7 @@ from xstream.node.slices import Limits
 from xstream.node.store import Recovery, Store
 from xstream.node.tls import Tls
 from xstream.primary.primary import Options, Primary
+from xstream.protocol import PASSWORD_KEY, USER_KEY
 from xstream.replica import link
 from xstream.replica.replica import Replica
 
@@ -129,6 +131,14 @@ class Host:
         self._link: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         self.tls: Tls | None = None  # the node's TLS material: the link dials with it
+        self.acl = Acl()  # the node's users (every edge checks them); kept across roles
+
+    def _link_auth(self) -> tuple[tuple[str, str], ...]:
+        """The link's ACL user (--primary-user/--primary-password), as call metadata."""
+        cfg = self.cfg
+        if not (cfg.primary_user or cfg.primary_password):
+            return ()
+        return ((USER_KEY, cfg.primary_user or "default"), (PASSWORD_KEY, cfg.primary_password))
 
     @property
     def node(self) -> Node:
@@ -151,7 +161,9 @@ class Host:
 
     def start_link(self) -> None:
         assert isinstance(self._node, Replica)
-        self._link = asyncio.get_running_loop().create_task(link.follow(self._node, self.tls))
+        self._link = asyncio.get_running_loop().create_task(
+            link.follow(self._node, self.tls, self._link_auth())
+        )
 
     async def stop(self) -> None:
         """Stop the replica link, if any (shutdown, or a role change): once this returns, the

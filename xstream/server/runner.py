@@ -20,7 +20,8 @@ Every node serves Streams, Admin and Replication: the node's role can change in 
 TLS (cfg.tls_*): one node/tls.Tls serves every endpoint: the gRPC port (tlsgrpc.py), the
 RESP port, the metrics endpoint, the replica's link and the etcd client. It is reloaded on
 SIGHUP and when a file changes (polled every POLL_SECONDS); open connections keep theirs.
-Without TLS, a node refuses a non-loopback address unless cfg.insecure (config.check_exposure).
+Without TLS and without a password, a node refuses a non-loopback address unless cfg.insecure
+(config.check_exposure). Users: config.node_acl (--requirepass, --aclfile), held by the Host.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from xstream.replica.replica import Replica
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
-from .config import NodeConfig, check_exposure, tls_files
+from .config import NodeConfig, check_exposure, node_acl, tls_files
 from .coordinated import Coordinated
 from .host import Host, primary_from, replica_from
 from .resp import server as resp_server
@@ -104,7 +105,7 @@ def node_tls(cfg: NodeConfig) -> Tls | None:
     """The node's TLS material (loaded and checked), or None; refuses an exposed plaintext
     node. Raises TlsConfigError, OSError or ssl.SSLError (a node never starts half-secure)."""
     files = tls_files(cfg)
-    check_exposure(cfg, files is not None)
+    check_exposure(cfg, files is not None, node_acl(cfg).requires_auth())
     return Tls(files) if files is not None else None
 
 
@@ -166,6 +167,7 @@ async def watch_disk(host: Host, store: Store, every: float = 1.0) -> None:
 def _host(cfg: NodeConfig, node: Primary | Replica, tls: Tls | None) -> Host:
     host = Host(cfg, node)
     host.tls = tls
+    host.acl = node_acl(cfg)
     return host
 
 

@@ -32,6 +32,7 @@ from xstream import protocol
 from xstream.engine import StreamError
 from xstream.engine.reply import Reply
 from xstream.node import slices
+from xstream.node.acl import Acl
 from xstream.node.base import Argv, Node
 from xstream.node.concern import Acks, WriteConcern
 from xstream.node.metrics import METRICS
@@ -43,6 +44,7 @@ from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
 from . import chunked, wire
 from .decoding import Decoding
+from .grpcauth import Guard, authorize
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -56,6 +58,9 @@ class Served(Protocol):
     async def promote(self, epoch: int) -> Node: ...
 
     async def replicaof(self, primary: str, epoch: int = 0) -> Node: ...
+
+    @property
+    def acl(self) -> Acl: ...
 
 
 def _metadata_int(context: Context, key: str) -> int:
@@ -120,6 +125,7 @@ class StreamsService(pb_grpc.StreamsServicer):
         node = self.node
         STATS.command()
         try:
+            authorize(self.served.acl, context, argv)
             node.check_client_epoch(_metadata_int(context, EPOCH_KEY), [argv])
             out = await node.execute(argv, concern, _client_offset(context), _db(node, context))
         except StreamError as e:
@@ -151,6 +157,8 @@ class StreamsService(pb_grpc.StreamsServicer):
         node = self.node
         STATS.command(len(argvs))
         try:
+            for argv in argvs:
+                authorize(self.served.acl, context, argv)
             node.check_client_epoch(_metadata_int(context, EPOCH_KEY), argvs)
             db = _db(node, context)
             results, offset = await node.pipeline(
@@ -184,6 +192,7 @@ class StreamsService(pb_grpc.StreamsServicer):
             STATS.command()
             try:
                 node.limits.check_args([batch.key, *batch.elements])
+                authorize(self.served.acl, context, [b"xadd", batch.key, b"*"])
                 node.check_client_epoch(client_epoch)
                 db = _db(node, context)
                 ids = await node.ingest_batch(batch.key, split_entries(batch), db)
@@ -376,7 +385,7 @@ def create_server(
     """A gRPC server for `served` on `address` (host:port; port 0 = any free port), over TLS
     with `credentials` (tlsgrpc.py); it sets the node's `health` servicer."""
     server = grpc.aio.server(
-        interceptors=[Decoding()],
+        interceptors=[Decoding(), Guard(served)],
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE),
             ("grpc.max_send_message_length", MAX_MESSAGE),

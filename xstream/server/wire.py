@@ -33,6 +33,9 @@ _CODES = {
     "NOREPLICAS": grpc.StatusCode.UNAVAILABLE,
     "LOADING": grpc.StatusCode.UNAVAILABLE,
     "ACKTIMEOUT": grpc.StatusCode.DEADLINE_EXCEEDED,
+    "NOAUTH": grpc.StatusCode.UNAUTHENTICATED,
+    "WRONGPASS": grpc.StatusCode.UNAUTHENTICATED,
+    "NOPERM": grpc.StatusCode.PERMISSION_DENIED,
 }
 
 

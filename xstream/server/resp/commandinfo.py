@@ -21,6 +21,7 @@ from xstream.engine.errors import StreamError, unknown_subcommand, wrong_arity
 from xstream.engine.reply import Reply, ReplyMap, Status
 from xstream.node.base import SERVER_COMMANDS
 
+from . import aclcommands
 from . import conncommands as cc
 
 EDGE_COMMANDS: dict[bytes, cc.EdgeCommand] = {
@@ -31,6 +32,8 @@ EDGE_COMMANDS: dict[bytes, cc.EdgeCommand] = {
     b"RESET": cc.reset,
     b"SELECT": cc.select,
     b"CLIENT": cc.client,
+    b"AUTH": aclcommands.auth,
+    b"ACL": aclcommands.acl,
 }
 
 _TX_FLAGS = ("noscript", "loading", "stale", "fast", "allow_busy")
@@ -43,6 +46,15 @@ _OTHERS: dict[str, tuple[int, tuple[str, ...], int, int, int, str]] = {
     "reset": (1, ("noscript", "loading", "stale", "fast", "no_auth"), 0, 0, 0, "connection"),
     "select": (2, ("loading", "stale", "fast"), 0, 0, 0, "connection"),
     "client": (-2, (), 0, 0, 0, "connection"),
+    "auth": (
+        -2,
+        ("noscript", "loading", "stale", "fast", "no_auth", "allow_busy"),
+        0,
+        0,
+        0,
+        "connection",
+    ),
+    "acl": (-2, (), 0, 0, 0, "server"),
     "command": (-1, ("loading", "stale"), 0, 0, 0, "server"),
     "wait": (3, ("noscript", "blocking"), 0, 0, 0, "generic"),
     "role": (1, ("noscript", "loading", "stale", "fast"), 0, 0, 0, "server"),

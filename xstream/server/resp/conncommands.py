@@ -9,12 +9,14 @@ are 7.2's). COMMAND is in commandinfo.py. Everything not in EDGE_COMMANDS goes t
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xstream.engine.errors import StreamError, unknown_subcommand, wrong_arity
 from xstream.engine.ids import string2ll
 from xstream.engine.reply import OK, Reply, ReplyMap, Status
+from xstream.node.acl import WRONGPASS, Acl, Denial, auth_denial
 from xstream.node.infotext import VERSION
 
 from .codec import encode
@@ -39,6 +41,7 @@ class Conn:
     role: Callable[[], str]  # "primary" or "replica": the node of the moment's
     buffers: Callable[[Session], tuple[int, int]]  # (query, output) bytes of a connection
     check_db: Callable[[bytes], int]  # a database index, or SELECT's errors (Engine.check_db)
+    acl: Acl = field(default_factory=Acl)  # the node's users (shared by every connection)
 
 
 EdgeReply = Reply | Verbatim
@@ -77,15 +80,13 @@ def hello(conn: Conn, argv: list[bytes]) -> EdgeReply:
         if proto not in (2, 3):
             raise StreamError("unsupported protocol version", "NOPROTO")
     name: bytes | None = None
+    credentials: tuple[bytes, bytes] | None = None
     i = 2
     while i < len(argv):
         more = len(argv) - 1 - i
         opt = argv[i].upper()
         if opt == b"AUTH" and more >= 2:
-            if argv[i + 1] != b"default":  # no users but the default one, without password
-                raise StreamError(
-                    "invalid username-password pair or user is disabled.", "WRONGPASS"
-                )
+            credentials = (argv[i + 1], argv[i + 2])
             i += 3
         elif opt == b"SETNAME" and more >= 1:
             name = argv[i + 1]
@@ -97,6 +98,15 @@ def hello(conn: Conn, argv: list[bytes]) -> EdgeReply:
         else:
             raise StreamError(f"Syntax error in HELLO option '{_text(argv[i])}'")
     session = conn.session
+    if credentials is not None:
+        login(conn, *credentials)
+    if not session.authenticated:
+        raise StreamError(
+            "HELLO must be called with the client already authenticated, otherwise the "
+            "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client "
+            "and select the RESP protocol version at the same time",
+            "NOAUTH",
+        )
     if name is not None:
         session.name = name
     if proto:
@@ -113,6 +123,24 @@ def hello(conn: Conn, argv: list[bytes]) -> EdgeReply:
             (b"modules", []),
         ]
     )
+
+
+def login(conn: Conn, username: bytes, password: bytes) -> None:
+    """The connection becomes `username` (AUTH, HELLO AUTH), or WRONGPASS, logged in ACL LOG."""
+    user = conn.acl.authenticate(username.decode("utf-8", "surrogateescape"), password)
+    if user is None:
+        note_denial(conn, auth_denial(), "toplevel", username.decode("utf-8", "replace"))
+        raise StreamError(WRONGPASS, "WRONGPASS")
+    conn.session.user, conn.session.authenticated = user.name, True
+
+
+def note_denial(conn: Conn, denial: Denial, context: str, username: str = "") -> None:
+    """An ACL LOG entry for this connection (its CLIENT INFO line as client-info); a failed
+    AUTH names the user it tried, as Redis's."""
+    session = conn.session
+    info = session.info_line(*conn.buffers(session))
+    now = time.time_ns() // 1_000_000
+    conn.acl.note(denial, username or session.user, context, info, now)
 
 
 def ping(conn: Conn, argv: list[bytes]) -> EdgeReply:
@@ -136,6 +164,8 @@ def reset(conn: Conn, argv: list[bytes]) -> EdgeReply:
     if len(argv) != 1:
         raise wrong_arity("reset")
     conn.session.reset()
+    conn.session.user = "default"  # Redis's clearClientConnectionState
+    conn.session.authenticated = not conn.acl.requires_auth()
     return Status("RESET")
 
 

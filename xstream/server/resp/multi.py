@@ -27,7 +27,7 @@ from xstream.engine.errors import StreamError, unknown_command, wrong_arity
 from xstream.engine.reply import OK, Reply, Status
 from xstream.node.base import SERVER_COMMANDS, Node
 
-from . import commandinfo
+from . import aclcommands, commandinfo
 from .codec import encode, encode_error
 from .conncommands import Conn, EdgeReply, encode_edge
 from .session import Session
@@ -66,6 +66,15 @@ def _check(node: Node, argv: list[bytes]) -> None:
         return
     if lookup(argv).write:  # unknown commands and wrong arities raise here
         node.check_writes()  # READONLY, MISCONF, NOREPLICAS: refused when queued, as Redis
+
+
+def refused(session: Session, node: Node, name: bytes) -> None:
+    """A command refused before it ran (NOAUTH, NOPERM) inside MULTI: EXEC is aborted at
+    once, anything else fails the transaction (Redis's rejectCommand)."""
+    if name == b"EXEC":
+        discard(session, node)
+    else:
+        session.queue_failed = True
 
 
 def discard(session: Session, node: Node) -> None:
@@ -116,7 +125,11 @@ async def _exec(session: Session, node: Node, conn: Conn) -> bytes:
     if queued is None:
         raise StreamError("EXEC without MULTI")
     edge = commandinfo.EDGE_COMMANDS
-    ours = [argv for argv in queued if argv[0].upper() not in edge]
+    # Permissions again, as Redis's execCommand: rules may have changed since queueing.
+    denied = [aclcommands.gate(conn, argv, "multi") for argv in queued]
+    ours = [
+        a for a, d in zip(queued, denied, strict=True) if d is None and a[0].upper() not in edge
+    ]
     try:
         node.transaction_check(ours)  # a refusal comes first (processCommand on EXEC)
         if failed:
@@ -132,10 +145,12 @@ async def _exec(session: Session, node: Node, conn: Conn) -> bytes:
         return encode(NULL_ARRAY, session.proto)
     out = [b"*%d\r\n" % len(queued)]
     node_replies = iter(replies)
-    for argv in queued:
+    for argv, refusal in zip(queued, denied, strict=True):
         handler = edge.get(argv[0].upper())
         reply: EdgeReply | StreamError
-        if handler is None:
+        if refusal is not None:
+            reply = refusal
+        elif handler is None:
             reply = next(node_replies)
         else:
             try:

@@ -44,12 +44,14 @@ from typing import Protocol, cast
 
 from xstream.engine.errors import StreamError
 from xstream.node import slices
+from xstream.node.acl import Acl
 from xstream.node.base import Node
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
 from xstream.node.stats import STATS
 
 from . import longreply, multi
+from .aclcommands import allowed, gate
 from .codec import ProtocolError, encode, encode_error
 from .commandinfo import EDGE_COMMANDS
 from .conncommands import Conn, Verbatim, encode_edge
@@ -69,6 +71,9 @@ class Served(Protocol):
 
     @property
     def node(self) -> Node: ...
+
+    @property
+    def acl(self) -> Acl: ...
 
 
 class RespServer:
@@ -137,7 +142,9 @@ class RespConnection(asyncio.Protocol):
             lambda: server.served.node.role,
             server.buffers,
             lambda index: server.served.node.engine.check_db(index),  # noqa: PLW0108 (the node of the moment)
+            server.served.acl,
         )
+        session.authenticated = not server.served.acl.requires_auth()
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     def data_received(self, data: bytes) -> None:
@@ -249,9 +256,12 @@ class RespConnection(asyncio.Protocol):
     def _batch(self, argv: list[bytes], session: Session) -> list[list[bytes]] | None:
         """`argv` and the writes parsed right after it, if it is a plain write (Node.batchable)
         and one follows; the first command after them that is not one is held for next."""
-        node = self.server.served.node
+        node, conn = self.server.served.node, self.conn
+        assert conn is not None
         if not self.parser.buffered or session.queued is not None or not node.batchable(argv):
             return None
+        if not allowed(conn, argv):
+            return None  # refused by _execute, on its own
         batch = [argv]
         while len(batch) < MAX_BATCH:
             try:
@@ -260,7 +270,11 @@ class RespConnection(asyncio.Protocol):
                 break  # raised again at the next turn, after the batch's replies
             if more is None:
                 break
-            if more[0].upper() in EDGE_COMMANDS or not node.batchable(more):
+            if (
+                more[0].upper() in EDGE_COMMANDS
+                or not node.batchable(more)
+                or not allowed(conn, more)
+            ):
                 self._held = more
                 break
             batch.append(more)
@@ -288,6 +302,11 @@ class RespConnection(asyncio.Protocol):
         STATS.command()
         try:
             assert self.conn is not None
+            refused = gate(self.conn, argv, "multi" if session.queued is not None else "toplevel")
+            if refused is not None:
+                if session.queued is not None:
+                    multi.refused(session, node, name)
+                raise refused
             if multi.queues(session, name):
                 return [encode(multi.queue(session, node, argv), session.proto)]
             if name in multi.TRANSACTION_COMMANDS:

@@ -35,6 +35,8 @@ class Session:
     queued: list[list[bytes]] | None = None  # commands queued since MULTI; None: not in MULTI
     queue_failed: bool = False  # a command failed to queue: EXEC answers EXECABORT
     watch: Watch = field(default_factory=Watch)  # WATCHed keys (multi.py)
+    user: str = "default"  # the ACL user commands run as (AUTH, HELLO AUTH)
+    authenticated: bool = True  # False until AUTH when the default user needs a password
 
     def reset(self) -> None:
         """RESET: back to a fresh connection's state (the ID and addresses stay)."""
@@ -50,7 +52,7 @@ class Session:
             f"name={self.name.decode('utf-8', 'replace')} age={int(now - self.created)} "
             f"idle={int(now - self.last_active)} flags={flags} db={self.db} sub=0 psub=0 "
             f"ssub=0 multi={multi} qbuf={qbuf} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 "
-            f"obl=0 oll=0 omem={obuf} tot-mem=0 events=r cmd={self.last_cmd} user=default "
+            f"obl=0 oll=0 omem={obuf} tot-mem=0 events=r cmd={self.last_cmd} user={self.user} "
             f"redir=-1 resp={self.proto} lib-name={self.lib_name.decode('utf-8', 'replace')} "
             f"lib-ver={self.lib_ver.decode('utf-8', 'replace')}"
         )

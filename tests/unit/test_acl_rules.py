@@ -1,0 +1,198 @@
+"""ACL rules, checks and the file format (node/acl.py, node/aclcats.py), Redis's texts."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import random
+
+import pytest
+
+from xstream.node import acl, aclcats
+from xstream.node.acl import Acl, AclError
+from xstream.node.base import SERVER_COMMANDS
+from xstream.server.resp.commandinfo import EDGE_COMMANDS
+
+
+def make(*rules: str, name: str = "u") -> tuple[Acl, acl.User]:
+    a = Acl()
+    a.setuser(name, list(rules))
+    return a, a.users[name]
+
+
+def test_default_user() -> None:
+    a = Acl()
+    assert a.listing() == ["user default on nopass sanitize-payload ~* &* +@all"]
+    assert not a.requires_auth()
+    assert a.check(a.default, [b"FLUSHALL"]) is None
+    assert a.authenticate("default", b"anything") is a.default
+
+
+def test_requirepass() -> None:
+    a = Acl(requirepass="s3cret")
+    digest = hashlib.sha256(b"s3cret").hexdigest()
+    assert a.listing() == [f"user default on sanitize-payload #{digest} ~* &* +@all"]
+    assert a.requires_auth()
+    assert a.authenticate("default", b"nope") is None
+    assert a.authenticate("default", b"s3cret") is a.default
+
+
+def test_new_user_and_reader() -> None:
+    a, _u = make()
+    assert a.listing()[1] == "user u off sanitize-payload resetchannels -@all"
+    a.setuser("reader", ["on", ">secret", "~*", "+@read"])
+    r = a.users["reader"]
+    h = hashlib.sha256(b"secret").hexdigest()
+    assert r.describe() == f"on sanitize-payload #{h} ~* resetchannels -@all +@read"
+    assert a.check(r, [b"XRANGE", b"s", b"-", b"+"]) is None
+    d = a.check(r, [b"XADD", b"s", b"*", b"f", b"v"])
+    assert d is not None and d.reason == "command" and d.object == "xadd"
+    assert d.message == "User reader has no permissions to run the 'xadd' command"
+    assert a.authenticate("reader", b"secret") is r
+    assert a.authenticate("reader", b"secrex") is None
+    assert a.authenticate("u", b"") is None  # off
+
+
+def test_rules_order_and_subcommands() -> None:
+    a, u = make("on", "nopass", "allkeys", "+@all", "-@dangerous", "+keys", "-xgroup|destroy")
+    assert u.command_text() == "+@all -@dangerous +keys -xgroup|destroy"
+    assert a.check(u, [b"KEYS", b"*"]) is None
+    assert a.check(u, [b"FLUSHALL"]) is not None
+    assert a.check(u, [b"XGROUP", b"CREATE", b"s", b"g", b"$"]) is None
+    d = a.check(u, [b"XGROUP", b"DESTROY", b"s", b"g"])
+    assert d is not None and d.object == "xgroup|destroy"
+    a.setuser("u", ["+xgroup|destroy"])  # a repeated target moves to the end
+    assert a.users["u"].command_text() == "+@all -@dangerous +keys +xgroup|destroy"
+    a.setuser("u", ["-@all", "+acl|whoami"])
+    u = a.users["u"]
+    assert u.command_text() == "-@all +acl|whoami"
+    assert a.check(u, [b"ACL", b"WHOAMI"]) is None
+    assert a.check(u, [b"ACL", b"LIST"]) is not None
+
+
+def test_key_patterns() -> None:
+    a, u = make("on", "nopass", "+@all", "~events:*", "%R~logs:*", "%W~sink:*")
+    assert u.key_text() == "~events:* %R~logs:* %W~sink:*"
+    assert a.check(u, [b"XADD", b"events:1", b"*", b"f", b"v"]) is None
+    assert a.check(u, [b"XLEN", b"logs:1"]) is None
+    d = a.check(u, [b"XADD", b"logs:1", b"*", b"f", b"v"])
+    assert d is not None and (d.reason, d.message) == ("key", "No permissions to access a key")
+    assert a.check(u, [b"XADD", b"sink:1", b"*", b"f", b"v"]) is None
+    assert a.check(u, [b"XLEN", b"sink:1"]) is not None
+    assert a.check(u, [b"XREAD", b"STREAMS", b"events:a", b"logs:b", b"0", b"0"]) is None
+    d = a.check(u, [b"XREAD", b"STREAMS", b"events:a", b"other", b"0", b"0"])
+    assert d is not None and d.object == "other"
+    assert a.check(u, [b"XREADGROUP", b"GROUP", b"g", b"c", b"STREAMS", b"logs:x", b">"])
+    assert a.check(u, [b"DEL", b"events:1", b"nope"]) is not None
+    assert a.check(u, [b"COPY", b"logs:1", b"sink:2"]) is None
+    assert a.check(u, [b"XINFO", b"STREAM", b"logs:1"]) is None
+    assert a.check(u, [b"KEYS", b"*"]) is None  # no key arguments
+
+
+def test_setuser_errors_leave_user_unchanged() -> None:
+    a, _u = make("on", ">pw", "~a*", "+get")
+    before = a.listing()
+    for rule, reason in [
+        ("bar", "Syntax error"),
+        ("%Q~x", "Syntax error"),
+        ("+nosuch", "Unknown command or category name in ACL"),
+        ("+@nosuch", "Unknown command or category name in ACL"),
+        ("<other", "The password you are trying to remove from the user does not exist"),
+        ("#abc", "The password hash must be exactly 64 characters and contain only "
+                 "lowercase hexadecimal characters"),
+    ]:  # fmt: skip
+        with pytest.raises(AclError) as e:
+            a.setuser("u", ["off", rule])
+        assert str(e.value) == f"Error in ACL SETUSER modifier '{rule}': {reason}"
+    a.setuser("v", ["allkeys"])
+    with pytest.raises(AclError, match="after the \\* pattern"):
+        a.setuser("v", ["~b*"])
+    assert a.listing()[0:1] == before[0:1] and a.users["u"].describe() in before[1]
+
+
+def test_passwords_and_reset() -> None:
+    a, u = make("on", ">one", ">two", "<one")
+    assert u.passwords == [hashlib.sha256(b"two").hexdigest()]
+    a.setuser("u", ["nopass"])
+    assert a.users["u"].passwords == [] and a.users["u"].nopass
+    a.setuser("u", ["reset"])
+    assert a.users["u"].describe() == "off sanitize-payload resetchannels -@all"
+
+
+def test_deluser() -> None:
+    a, _ = make()
+    with pytest.raises(ValueError, match="The 'default' user cannot be removed"):
+        a.deluser(["u", "default"])
+    assert a.deluser(["u", "u", "nobody"]) == 1
+
+
+def test_file_round_trip_and_errors() -> None:
+    a = Acl()
+    text = "user reader on >secret ~* +@read\n\nuser admin on >adm ~* &* +@all\n"
+    users = a.load(text, "users.acl")
+    a.users = users
+    again = a.load(a.save())
+    assert {n: u.describe() for n, u in again.items()} == {
+        n: u.describe() for n, u in users.items()
+    }
+    for bad, msg in [
+        ("nouser x", "users.acl:1 should start with user keyword"),
+        ("user r on +bogus", "users.acl:1: Error in applying operation '\\+bogus': Unknown"),
+        ("user r on\nuser r off", "users.acl:2: Duplicate user 'r' found"),
+    ]:
+        with pytest.raises(ValueError, match=msg):
+            a.load(bad, "users.acl")
+
+
+def test_log_counts_repeats() -> None:
+    a, u = make("on", "nopass")
+    d = a.check(u, [b"XLEN", b"s"])
+    assert d is not None
+    a.note(d, "u", "toplevel", "id=1", 1000)
+    a.note(d, "u", "toplevel", "id=1", 2000)
+    a.note(acl.auth_denial(), "u", "toplevel", "id=1", 3000)
+    assert [(e.reason, e.count) for e in a.log] == [("auth", 1), ("command", 2)]
+
+
+def test_every_served_command_is_in_the_table() -> None:
+    names = {n.decode().lower() for n in SERVER_COMMANDS} | {
+        n.decode().lower() for n in EDGE_COMMANDS
+    }
+    assert names - set(aclcats.TABLE) == set()
+    for cats in aclcats.TABLE.values():
+        assert set(cats) <= set(aclcats.CATEGORIES)
+
+
+def test_categories() -> None:
+    assert "xadd" in aclcats.commands_in("write") and "xadd" in aclcats.commands_in("stream")
+    assert "xrange" in aclcats.commands_in("read")
+    assert "flushall" in aclcats.commands_in("dangerous")
+    assert "config|set" in aclcats.commands_in("admin") and "sync" in aclcats.commands_in("admin")
+
+
+def test_fuzz_setuser_and_files() -> None:
+    """Random bytes as rules and as files: AclError/ValueError or success, nothing else."""
+    rnd = random.Random(14)
+    alphabet = "+-~%&<>#!@|*RWrw onfalxg\0\t" + "".join(map(chr, range(0x20, 0x7F)))
+    for _ in range(3000):
+        a = Acl()
+        rule = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 12)))
+        with contextlib.suppress(AclError, ValueError):
+            a.setuser("f", [rule])
+        raw = bytes(rnd.randrange(256) for _ in range(rnd.randint(0, 40)))
+        with contextlib.suppress(ValueError):
+            a.load(("user x " + raw.decode("utf-8", "surrogateescape")), "f")
+        for user in a.users.values():
+            a.check(user, [raw or b"x", raw])
+            a.check(user, [raw][: len(raw) % 2])  # and empty argvs
+
+
+def test_exposure_needs_tls_or_a_password() -> None:
+    from xstream.node.tls import TlsConfigError  # noqa: PLC0415
+    from xstream.server.config import NodeConfig, check_exposure  # noqa: PLC0415
+
+    exposed = NodeConfig("primary", host="0.0.0.0")
+    with pytest.raises(TlsConfigError, match="without TLS and without a password"):
+        check_exposure(exposed, tls=False, password=False)
+    check_exposure(exposed, tls=False, password=True)
+    check_exposure(exposed, tls=True, password=False)

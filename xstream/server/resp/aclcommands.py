@@ -1,0 +1,245 @@
+"""AUTH, ACL, and the gate every RESP command passes: who the connection is, and what it may run.
+
+    gate(conn, argv, context)  None, or the StreamError to answer instead of running argv:
+                               NOAUTH while the connection is not authenticated (all but AUTH,
+                               HELLO, QUIT, RESET), NOPERM when the user's rules refuse it
+                               (logged in ACL LOG with the context: toplevel or multi)
+    AUTH [user] pass           the connection becomes `user`; WRONGPASS (logged) otherwise
+    ACL WHOAMI|LIST|USERS|GETUSER|SETUSER|DELUSER|CAT|LOAD|SAVE|LOG|GENPASS|HELP
+
+The rules are node/acl.py's; ACL LOAD and SAVE read and write the `--aclfile` (Redis's format,
+written whole then renamed). Texts are Redis 8's (src/acl.c); those 7.0 shares are compared
+with redis-server in tests/compat. Passwords never reach a log line.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from xstream.engine.errors import StreamError, unknown_subcommand, wrong_arity
+from xstream.engine.reply import OK, Reply, ReplyMap
+from xstream.node import acl as aclmod
+from xstream.node import aclcats
+from xstream.node.acl import AclError, User
+
+from .conncommands import Conn, EdgeReply, login, note_denial
+
+NO_AUTH = frozenset({b"AUTH", b"HELLO", b"QUIT", b"RESET"})  # Redis's CMD_NO_AUTH
+_NO_FILE = (
+    "This Redis instance is not configured to use an ACL file. You may want to specify users "
+    "via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis "
+    "configuration file set) in order to store users in the Redis configuration."
+)
+
+
+def user_of(conn: Conn) -> User | None:
+    """The connection's user; None if it was deleted (the connection is then closed)."""
+    return conn.acl.users.get(conn.session.user)
+
+
+def allowed(conn: Conn, argv: list[bytes]) -> bool:
+    """Whether `gate` would let argv run (checked, not logged: for batching)."""
+    user = user_of(conn)
+    return conn.session.authenticated and user is not None and conn.acl.check(user, argv) is None
+
+
+def gate(conn: Conn, argv: list[bytes], context: str = "toplevel") -> StreamError | None:
+    session = conn.session
+    if not session.authenticated and argv[0].upper() not in NO_AUTH:
+        return StreamError(aclmod.NOAUTH, "NOAUTH")
+    user = user_of(conn)
+    if user is None:
+        session.closing = True
+        return StreamError(aclmod.NOAUTH, "NOAUTH")
+    denial = conn.acl.check(user, argv)
+    if denial is None:
+        return None
+    note_denial(conn, denial, context)
+    return StreamError(denial.message, "NOPERM")
+
+
+def auth(conn: Conn, argv: list[bytes]) -> EdgeReply:
+    """AUTH password | AUTH username password."""
+    if len(argv) < 2:
+        raise wrong_arity("auth")
+    if len(argv) > 3:
+        raise StreamError("syntax error")
+    if len(argv) == 2:
+        if conn.acl.default.nopass:
+            raise StreamError(
+                "AUTH <password> called without any password configured for the default "
+                "user. Are you sure your configuration is correct?"
+            )
+        login(conn, b"default", argv[1])
+    else:
+        login(conn, argv[1], argv[2])
+    return OK
+
+
+# --- ACL ----------------------------------------------------------------------------------------
+
+
+def _text(b: bytes) -> str:
+    return b.decode("utf-8", "surrogateescape")
+
+
+def _getuser(conn: Conn, argv: list[bytes]) -> Reply:
+    user = conn.acl.users.get(_text(argv[2]))
+    if user is None:
+        return None
+    return ReplyMap(
+        [
+            (b"flags", [f.encode() for f in user.flags()]),
+            (b"passwords", [h.encode() for h in user.passwords]),
+            (b"commands", user.command_text().encode()),
+            (b"keys", user.key_text().encode()),
+            (b"channels", " ".join("&" + c for c in user.channels).encode()),
+            (b"selectors", []),
+        ]
+    )
+
+
+def _setuser(conn: Conn, argv: list[bytes]) -> Reply:
+    try:
+        conn.acl.setuser(_text(argv[2]), [_text(a) for a in argv[3:]])
+    except (AclError, ValueError) as e:
+        raise StreamError(str(e)) from None
+    return OK
+
+
+def _deluser(conn: Conn, argv: list[bytes]) -> Reply:
+    try:
+        return conn.acl.deluser([_text(a) for a in argv[2:]])
+    except ValueError as e:
+        raise StreamError(str(e)) from None
+
+
+def _cat(conn: Conn, argv: list[bytes]) -> Reply:
+    if len(argv) == 2:
+        return [c.encode() for c in aclcats.CATEGORIES]
+    cat = _text(argv[2]).lower()
+    if cat not in aclcats.CATEGORIES:
+        raise StreamError(f"Unknown category '{_text(argv[2])[:128]}'")
+    return [n.encode() for n in aclcats.commands_in(cat)]
+
+
+def _file(conn: Conn) -> Path:
+    if not conn.acl.file:
+        raise StreamError(_NO_FILE)
+    return Path(conn.acl.file)
+
+
+def _load(conn: Conn, argv: list[bytes]) -> Reply:
+    path = _file(conn)
+    try:
+        conn.acl.users = conn.acl.load(path.read_text(), str(path))
+    except (OSError, UnicodeDecodeError) as e:
+        raise StreamError(f"Error loading ACLs, opening file '{path}': {e}") from None
+    except ValueError as e:
+        raise StreamError(str(e)) from None
+    return OK
+
+
+def _save(conn: Conn, argv: list[bytes]) -> Reply:
+    save_file(conn.acl, _file(conn))
+    return OK
+
+
+def save_file(acl: aclmod.Acl, path: Path) -> None:
+    """Write the users to `path` whole, then rename (as Redis's ACLSaveToFile); 0600."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(acl.save())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError:
+        raise StreamError(
+            "There was an error trying to save the ACLs. Please check the server logs for "
+            "more information"
+        ) from None
+
+
+def _log(conn: Conn, argv: list[bytes]) -> Reply:
+    if len(argv) == 3 and argv[2].upper() == b"RESET":
+        conn.acl.log.clear()
+        return OK
+    count = 10
+    if len(argv) == 3:
+        try:
+            count = int(argv[2])
+        except ValueError:
+            raise StreamError("value is not an integer or out of range") from None
+        if count < 0:
+            raise StreamError("value is out of range, must be positive")
+    now = time.time_ns() // 1_000_000
+    return [_entry(e, now) for e in conn.acl.log[:count]]
+
+
+def _entry(e: aclmod.LogEntry, now_ms: int) -> Reply:
+    return ReplyMap(
+        [
+            (b"count", e.count),
+            (b"reason", e.reason.encode()),
+            (b"context", e.context.encode()),
+            (b"object", e.object.encode()),
+            (b"username", e.username.encode()),
+            (b"age-seconds", repr((now_ms - e.created_ms) / 1000).encode()),
+            (b"client-info", e.client_info.encode()),
+            (b"entry-id", e.entry_id),
+            (b"timestamp-created", e.created_ms),
+            (b"timestamp-last-updated", e.updated_ms),
+        ]
+    )
+
+
+def _genpass(conn: Conn, argv: list[bytes]) -> Reply:
+    bits = 256
+    if len(argv) == 3:
+        try:
+            bits = int(argv[2])
+        except ValueError:
+            raise StreamError("value is not an integer or out of range") from None
+    if not 0 < bits <= 4096:
+        raise StreamError("ACL GENPASS argument must be the number of bits for the output "
+                          "password, a positive number up to 4096")  # fmt: skip
+    return secrets.token_hex((bits + 7) // 8)[: (bits + 3) // 4].encode()
+
+
+AclHandler = Callable[[Conn, list[bytes]], Reply]
+_SUBS: dict[
+    bytes, tuple[AclHandler, int]
+] = {  # name: (handler, arity as Redis's: negative = at least)
+    b"WHOAMI": (lambda c, a: c.session.user.encode(), 2),
+    b"LIST": (lambda c, a: [line.encode() for line in c.acl.listing()], 2),
+    b"USERS": (lambda c, a: [n.encode() for n in sorted(c.acl.users)], 2),
+    b"GETUSER": (_getuser, 3),
+    b"SETUSER": (_setuser, -3),
+    b"DELUSER": (_deluser, -3),
+    b"CAT": (_cat, -2),
+    b"LOAD": (_load, 2),
+    b"SAVE": (_save, 2),
+    b"LOG": (_log, -2),
+    b"GENPASS": (_genpass, -2),
+}
+
+
+def acl(conn: Conn, argv: list[bytes]) -> EdgeReply:
+    if len(argv) < 2:
+        raise wrong_arity("acl")
+    sub = argv[1].upper()
+    entry = _SUBS.get(sub)
+    if entry is None:
+        raise unknown_subcommand(argv[0], argv[1])
+    handler, arity = entry
+    if (len(argv) != arity) if arity > 0 else len(argv) < -arity:
+        raise wrong_arity(f"acl|{sub.decode().lower()}")
+    if sub in (b"CAT", b"LOG", b"GENPASS") and len(argv) > 3:
+        raise wrong_arity(f"acl|{sub.decode().lower()}")
+    return handler(conn, argv)
