@@ -37,6 +37,9 @@ def value_digest(value: Value) -> bytes:
     if isinstance(value, deque):
         h.update(b"list" + b"".join(map(_chunk, value)))
         return h.digest()
+    if isinstance(value, set):  # sorted: a set's digest does not depend on insertion order
+        h.update(b"set" + b"".join(map(_chunk, sorted(value))))
+        return h.digest()
     s = value
     h.update(b"stream")
     for n in (s.length, s.entries_added, s.idmp_duration, s.idmp_maxsize):

@@ -1,5 +1,5 @@
 """The keyspace: key -> value, where a value is a Stream, a plain string (bytes) or a list (a
-deque of elements: commands/lists.py), and the
+deque of elements: commands/lists.py) or a set (a set of members: commands/sets.py), and the
 keys' expiry times (`expires`: key -> absolute unix ms, Redis's db->expires).
 
 Strings exist so that type errors are real (WRONGTYPE) and TYPE/SCAN have something to tell
@@ -28,7 +28,8 @@ from .errors import wrong_type
 from .stream import Stream
 
 ListValue = deque[bytes]
-Value = Stream | bytes | ListValue
+SetValue = set[bytes]
+Value = Stream | bytes | ListValue | SetValue
 
 
 class Mode(enum.Enum):
@@ -141,4 +142,6 @@ def type_name(value: Value | None) -> str:
         return "none"
     if isinstance(value, deque):
         return "list"
+    if isinstance(value, set):
+        return "set"
     return "stream" if isinstance(value, Stream) else "string"

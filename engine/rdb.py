@@ -44,6 +44,7 @@ from .stream import Stream
 RDB_VERSION = 14  # Redis 8.8's rdb.h
 TYPE_STRING = 0
 TYPE_LIST = 1  # RDB_TYPE_LIST: the plain encoding every Redis still loads
+TYPE_SET = 2  # RDB_TYPE_SET: likewise, a count then the members
 _FOOTER = struct.Struct("<HQ")  # RDB version, CRC64
 _VERSION = struct.Struct("<H")
 
@@ -62,6 +63,11 @@ def dump(value: Value, now_ms: int) -> bytes:
         w.length(len(value))
         for item in value:
             w.string(item)
+    elif isinstance(value, set):  # RDB_TYPE_SET: a count, then the members (sorted: a
+        w.raw(bytes((TYPE_SET,)))  # deterministic payload)
+        w.length(len(value))
+        for member in sorted(value):
+            w.string(member)
     else:
         w.raw(bytes((TYPE_STRING,)))
         w.string(value)
@@ -98,6 +104,8 @@ def load(payload: bytes, now_ms: int | None) -> tuple[Value, bool]:
         return r.string(), False
     if kind == TYPE_LIST:
         return deque(r.string() for _ in range(r.length())), False
+    if kind == TYPE_SET:
+        return {r.string() for _ in range(r.length())}, False
     if kind in rdbstream.STREAM_TYPES:
         return rdbstream.load(r, kind, now_ms)
     raise RdbError(f"RDB type {kind} is not a type this engine holds")

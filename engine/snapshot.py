@@ -13,6 +13,7 @@
     setting record  0x03 | name | value                     (version 3+: CONFIG SET's
                     stream settings, settings.py; name and decimal value as key/value)
     list record     0x04 | key | count u32 | count x element   (version 4+)
+    set record      0x05 | key | count u32 | count x member    (version 4+; members sorted)
     string record   0x01 | key | value                      (key/value: u32 length + bytes)
     stream record   0x02 | key | length u64 | entries_added u64 | last_id 16 | first_id 16 |
                     max_deleted_entry_id 16 | max_trimmed_entry_id 16 (version 2+) |
@@ -56,12 +57,13 @@ from .settings import Settings
 from .stream import Stream
 
 MAGIC = b"XSTRSNAP"
-VERSION = 4  # 2 added max_trimmed_entry_id, 3 databases and setting records, 4 expiry records;
-# 1 to 3 still load
+VERSION = 4  # 2 added max_trimmed_entry_id, 3 databases and setting records, 4 expiry, list
+# and set records; 1 to 3 still load
 _TYPE_STRING = 1
 _TYPE_STREAM = 2
 _TYPE_SETTING = 3
 _TYPE_LIST = 4
+_TYPE_SET = 5
 _EXPIRY = 0xFC
 _SELECT_DB = 0xFE
 _END = 0xFF
@@ -125,6 +127,9 @@ def _key_record(when: int | None, key: bytes, value: Value) -> list[bytes]:
     elif isinstance(value, deque):
         parts += [bytes((_TYPE_LIST,)), _U32.pack(len(key)), key, _U32.pack(len(value))]
         parts += [_U32.pack(len(item)) + item for item in value]
+    elif isinstance(value, set):
+        parts += [bytes((_TYPE_SET,)), _U32.pack(len(key)), key, _U32.pack(len(value))]
+        parts += [_U32.pack(len(member)) + member for member in sorted(value)]
     else:
         parts += [bytes((_TYPE_STREAM,)), _U32.pack(len(key)), key, _stream_meta(value)]
     return parts
@@ -180,6 +185,8 @@ def copy_value(value: Value) -> Value:
         return value
     if isinstance(value, deque):
         return deque(value)
+    if isinstance(value, set):
+        return set(value)
     parts = [_stream_meta(value)]
     for nkey, lp in value.nodes():
         parts += [nkey, _U32.pack(len(lp)), bytes(lp)]
@@ -263,7 +270,7 @@ def _parse(
             (when,) = _I64.unpack_from(body, pos)
             pos += 8
             continue
-        if when is not None and kind not in (_TYPE_STRING, _TYPE_STREAM, _TYPE_LIST):
+        if when is not None and kind not in (_TYPE_STRING, _TYPE_STREAM, _TYPE_LIST, _TYPE_SET):
             raise ValueError("an expiry record not followed by a key")
         if kind == _END:
             if pos != len(body):
@@ -299,6 +306,9 @@ def _parse(
                 item, pos = _bytes(body, pos)
                 items.append(item)
             ks.set(key, items, when)
+        elif kind == _TYPE_SET and version >= 4:
+            members, pos = _members(body, pos)
+            ks.set(key, members, when)
         else:
             raise ValueError(f"unknown record type {kind}")
         when = None
@@ -319,6 +329,19 @@ def _bytes(body: memoryview, pos: int) -> tuple[bytes, int]:
     if end > len(body):
         raise ValueError("record overruns the snapshot")
     return bytes(body[pos + 4 : end]), end
+
+
+def _members(body: memoryview, pos: int) -> tuple[set[bytes], int]:
+    """A set record's count and members; a repeated member is a damaged snapshot."""
+    (count,) = _U32.unpack_from(body, pos)
+    pos += 4
+    members: set[bytes] = set()
+    for _ in range(count):
+        member, pos = _bytes(body, pos)
+        members.add(member)
+    if len(members) != count:
+        raise ValueError("a set record repeats a member")
+    return members, pos
 
 
 def _stream(body: memoryview, pos: int, deep: bool, version: int) -> tuple[Stream, int]:

@@ -130,6 +130,8 @@ def memory_usage(key: bytes, value: Value) -> int:
         return size + len(value) + 3
     if isinstance(value, deque):  # a listpack's header and end, an entry of about len + 2
         return size + 7 + sum(len(item) + 2 for item in value)
+    if isinstance(value, set):  # a listpack-encoded set, sized as a list's
+        return size + 7 + sum(len(member) + 2 for member in value)
     return size + STREAM_OVERHEAD + sum(len(lp) for _, lp in value.nodes()) + value.rax.node_bytes()
 
 

@@ -88,10 +88,14 @@ CLIENT_SUBCOMMANDS = ("id", "getname", "setname", "setinfo", "info", "list", "ki
 
 _FAST = {"xadd", "xlen", "xack", "xdel", "xclaim", "xautoclaim", "xsetid", "exists", "type",
          "dbsize", "get", "set", "del", "unlink", "move", "copy", "rename", "renamenx",
-         "randomkey", "xackdel", "xdelex", "xnack"}  # fmt: skip
+         "randomkey", "xackdel", "xdelex", "xnack", "sadd", "srem", "sismember",
+         "scard"}  # fmt: skip
 _DANGEROUS = {"keys", "flushall", "flushdb", "swapdb", "restore", "xconfigset", "xcfgset"}
 _ADMIN_ENGINE = {"xconfigset"}  # the replicated CONFIG SET of stream settings
 _RETURNS_ENTRIES = {"xreadgroup", "xclaim", "xautoclaim", "rename", "renamenx", "move"}
+# The non-stream data types' commands: their type's category instead of @keyspace, as Redis.
+_TYPE_CATEGORY = {"sadd": "set", "srem": "set", "smembers": "set", "sismember": "set",
+                  "scard": "set"}  # fmt: skip
 _NO_KEYS = {"keys", "scan", "flushall", "flushdb", "dbsize", "randomkey", "swapdb",
             "xconfigset", "xcfgset", "xinfo|help", "xgroup|help"}  # fmt: skip
 _ALL_KEYS = {"del", "unlink", "exists"}
@@ -100,7 +104,8 @@ _TWO_KEYS = {"copy", "rename", "renamenx"}
 
 def _engine_categories(fullname: str, write: bool) -> tuple[str, ...]:
     base = fullname.partition("|")[0]
-    cats = ["write" if write else "read", "stream" if base.startswith("x") else "keyspace"]
+    group = "stream" if base.startswith("x") else _TYPE_CATEGORY.get(base, "keyspace")
+    cats = ["write" if write else "read", group]
     if base in ("set", "get"):
         cats.append("string")
     cats.append("fast" if base in _FAST else "slow")

@@ -123,6 +123,9 @@ class Info:
         return ReplyMap(fields)
 
 
+_SET_COMMANDS = {"sadd", "srem", "smembers", "sismember", "scard"}  # COMMAND DOCS's group
+
+
 def _engine_info(name: str, arity: int, write: bool, subs: tuple[Info, ...] = ()) -> Info:
     flags: tuple[str, ...] = ("write",) if write else ("readonly",)
     base = name.partition("|")[0]
@@ -133,7 +136,7 @@ def _engine_info(name: str, arity: int, write: bool, subs: tuple[Info, ...] = ()
     )  # fmt: skip
     if "|" in name:
         keys = (2, 2, 1) if base in ("xinfo", "xgroup", "memory") else keys
-    group = "stream" if base.startswith("x") else "keyspace"
+    group = "stream" if base.startswith("x") else "set" if base in _SET_COMMANDS else "keyspace"
     return Info(name, arity, flags, *keys, group, subs)
 
 
