@@ -33,6 +33,7 @@ once (`commit_batch`); a replica refuses writes (READONLY) before anything runs.
 from __future__ import annotations
 
 import asyncio
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -135,10 +136,28 @@ class Node(ABC):
         db: int = 0,
     ) -> tuple[Reply, int]:
         """Run one command in database `db`; (reply, replication offset after it). Raises
-        StreamError."""
+        StreamError. Counted in INFO commandstats (stats.py)."""
         if not argv:
             raise StreamError("empty command")
         self.limits.check_args(argv)
+        t0 = time.perf_counter()
+        try:
+            name = _stat_name(argv)
+        except StreamError as e:
+            if e.message.startswith("wrong number of arguments"):
+                STATS.call(argv[0].decode(errors="replace").lower(), 0, rejected=True)
+            raise
+        try:
+            out = await self._execute(argv, concern, client_offset, db)
+        except StreamError:
+            STATS.call(name, _usec(t0), failed=True)
+            raise
+        STATS.call(name, _usec(t0))
+        return out
+
+    async def _execute(
+        self, argv: Argv, concern: WriteConcern | None, client_offset: int, db: int
+    ) -> tuple[Reply, int]:
         server_cmd = SERVER_COMMANDS.get(argv[0].upper())
         if server_cmd is not None:
             return await server_cmd(self, argv, client_offset)
@@ -480,6 +499,18 @@ async def _echo(node: Node, argv: Argv, client_offset: int) -> tuple[Reply, int]
 
 async def _info(node: Node, argv: Argv, client_offset: int) -> tuple[Reply, int]:
     return infotext.render(node.info() | node.blocking_info(), argv[1:]), node.offset
+
+
+def _stat_name(argv: Argv) -> str:
+    """The command's name in commandstats (a subcommand as `xinfo|stream`); StreamError for
+    an unknown command or a wrong arity (lookup's)."""
+    if argv[0].upper() in SERVER_COMMANDS:
+        return argv[0].decode(errors="replace").lower()
+    return lookup(argv).fullname
+
+
+def _usec(t0: float) -> int:
+    return int((time.perf_counter() - t0) * 1_000_000)
 
 
 def _is_write(argv: Argv) -> bool:

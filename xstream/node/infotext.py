@@ -186,6 +186,20 @@ def _errorstats(info: dict[str, Any]) -> list[tuple[str, object]]:
     return [(f"errorstat_{p}", f"count={n}") for p, n in sorted(STATS.errors.items())]
 
 
+def _commandstats(info: dict[str, Any]) -> list[tuple[str, object]]:
+    names = sorted(set(STATS.calls) | set(STATS.rejected))
+    out: list[tuple[str, object]] = []
+    for name in names:
+        calls, usec = STATS.calls[name], STATS.usec[name]
+        per_call = f"{usec / calls:.2f}" if calls else "0.00"
+        out.append((
+            f"cmdstat_{name}",
+            f"calls={calls},usec={usec},usec_per_call={per_call},"
+            f"rejected_calls={STATS.rejected[name]},failed_calls={STATS.failed[name]}",
+        ))  # fmt: skip
+    return out
+
+
 def _cluster(info: dict[str, Any]) -> list[tuple[str, object]]:
     return [("cluster_enabled", 0)]
 
@@ -210,17 +224,23 @@ SECTIONS: dict[str, tuple[str, Section]] = {
     "replication": ("Replication", _replication),
     "cpu": ("CPU", _cpu),
     "modules": ("Modules", _none),
+    "commandstats": ("Commandstats", _commandstats),
     "errorstats": ("Errorstats", _errorstats),
     "cluster": ("Cluster", _cluster),
     "keyspace": ("Keyspace", _keyspace),
 }
 
 
+NOT_DEFAULT = {"commandstats"}  # as Redis: only `INFO commandstats`, `all` or `everything`
+
+
 def render(info: dict[str, Any], asked: list[bytes]) -> bytes:
     """The INFO reply for the sections `asked` (as given, any case)."""
     names = [a.decode(errors="replace").lower() for a in asked]
-    if not names or any(n in ("default", "all", "everything") for n in names):
+    if any(n in ("all", "everything") for n in names):
         names = list(SECTIONS)
+    elif not names or "default" in names:
+        names = [n for n in SECTIONS if n not in NOT_DEFAULT]
     out: list[str] = []
     for name in dict.fromkeys(names):
         section = SECTIONS.get(name)

@@ -3,6 +3,8 @@
     STATS.connected(), disconnected()   a client connection opened / closed (the RESP edge)
     STATS.command()              one command received, whatever its outcome (both edges)
     STATS.error(line)            one error reply: its prefix counts in errorstats
+    STATS.call(name, usec, ...)  one command run by the node (commandstats: calls, usec,
+                                 rejected_calls before it ran, failed_calls when it erred)
     STATS.changed(n)             n writes applied (a primary's commit, a replica's records)
     STATS.saving(), saved(mark)  a snapshot began / was written (see `changes_since_save`)
     STATS.reset()                CONFIG RESETSTAT
@@ -35,6 +37,10 @@ class Stats:
         self.last_save_ok = True  # rdb_last_bgsave_status
         self.snapshots_running = 0  # rdb_bgsave_in_progress when > 0
         self.on_shutdown: Callable[[], None] | None = None  # SHUTDOWN asks the process to stop
+        self.calls: Counter[str] = Counter()  # cmdstat_<name>: calls (run, failed or not)
+        self.usec: Counter[str] = Counter()  # ... usec (time inside the node, blocking included)
+        self.rejected: Counter[str] = Counter()  # ... rejected_calls (refused before running)
+        self.failed: Counter[str] = Counter()  # ... failed_calls (ran and answered an error)
 
     def connected(self) -> None:
         self.connections_received += 1
@@ -49,6 +55,16 @@ class Stats:
     def error(self, line: str) -> None:
         self.error_replies += 1
         self.errors[line.split(" ", 1)[0]] += 1
+
+    def call(self, name: str, usec: int, failed: bool = False, rejected: bool = False) -> None:
+        """One command, by its Redis name (`xinfo|stream` for a subcommand)."""
+        if rejected:
+            self.rejected[name] += 1
+            return
+        self.calls[name] += 1
+        self.usec[name] += usec
+        if failed:
+            self.failed[name] += 1
 
     def changed(self, n: int = 1) -> None:
         self.changes += n
@@ -73,7 +89,8 @@ class Stats:
     def reset(self) -> None:
         """CONFIG RESETSTAT: the counters Redis's resetServerStats clears."""
         self.connections_received = self.commands_processed = self.error_replies = 0
-        self.errors.clear()
+        for counter in (self.errors, self.calls, self.usec, self.rejected, self.failed):
+            counter.clear()
 
 
 STATS = Stats()

@@ -1,0 +1,51 @@
+"""INFO commandstats: every command the node runs counts under its Redis name (a subcommand
+as `xinfo|stream`): calls and time, `failed_calls` when it answered an error, and
+`rejected_calls` (not a call) when it was refused before running, as a wrong arity is; the
+section is not part of the default INFO, and CONFIG RESETSTAT clears it."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import pytest
+
+from xstream.engine import Engine, StreamError
+from xstream.node.backlog import Backlog
+from xstream.node.stats import STATS
+from xstream.node.store import Store
+from xstream.primary.primary import Primary
+
+
+def _stats(p: Primary, *sections: bytes) -> str:
+    reply, _ = asyncio.run(p.execute([b"INFO", *sections]))
+    assert isinstance(reply, bytes)
+    return reply.decode()
+
+
+def test_calls_failures_and_rejections(tmp_path: Path) -> None:
+    store = Store(tmp_path / "data", "everysec")
+    engine = Engine()
+    store.recover(engine, engine.apply_record)
+    p = Primary(engine, store, Backlog(1 << 20), {"replid": "r" * 40}, "p")
+    STATS.reset()
+    for argv in ([b"XADD", b"s", b"*", b"f", b"v"], [b"XADD", b"s", b"*", b"f", b"w"]):
+        asyncio.run(p.execute(argv))
+    asyncio.run(p.execute([b"SET", b"str", b"x"]))
+    with pytest.raises(StreamError):
+        asyncio.run(p.execute([b"XADD", b"str", b"*", b"f", b"v"]))  # WRONGTYPE: ran, failed
+    with pytest.raises(StreamError):
+        asyncio.run(p.execute([b"XLEN"]))  # wrong arity: rejected before running
+    asyncio.run(p.execute([b"XINFO", b"STREAM", b"s"]))
+    text = _stats(p, b"commandstats")
+    assert text.startswith("# Commandstats\r\n")
+    stats = dict(re.findall(r"cmdstat_([^:]+):(.*)\r\n", text))
+    assert re.fullmatch(r"calls=3,usec=\d+,usec_per_call=[\d.]+,rejected_calls=0,failed_calls=1",
+                        stats["xadd"])  # fmt: skip
+    assert stats["xlen"].startswith("calls=0,") and "rejected_calls=1," in stats["xlen"]
+    assert stats["xinfo|stream"].startswith("calls=1,")
+    assert "Commandstats" not in _stats(p)  # not a default section
+    assert "Commandstats" in _stats(p, b"all")
+    asyncio.run(p.execute([b"CONFIG", b"RESETSTAT"]))
+    assert "cmdstat_xadd" not in _stats(p, b"commandstats")
