@@ -84,6 +84,10 @@ class Result:
     signaled: Signaled = field(default_factory=list)
     block: BlockSpec | None = None
     touched: Signaled = field(default_factory=list)  # (db, key) a WATCH sees modified
+    # Whether Redis counts the write as a change (server.dirty: INFO's
+    # rdb_changes_since_last_save); False for effects Redis does not propagate (a consumer's
+    # history read updating delivery counts: propagation.md), which xstream ships anyway.
+    dirty: bool = True
 
 
 @dataclass(slots=True)
@@ -100,6 +104,7 @@ class Ctx:
     block: BlockSpec | None = None
     touched: Signaled = field(default_factory=list)
     draw: Callable[[], int] = lambda: 0  # the engine's next pseudo-random u64 (RANDOMKEY)
+    dirty: bool = True  # see Result.dirty
 
     @property
     def keyspace(self) -> Keyspace:

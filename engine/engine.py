@@ -95,7 +95,7 @@ class Engine:
             effects.insert(0, select(db))
         if ctx.block is not None:
             ctx.block.db = db
-        return Result(reply, effects, ctx.signaled, ctx.block, ctx.touched)
+        return Result(reply, effects, ctx.signaled, ctx.block, ctx.touched, ctx.dirty)
 
     def check_db(self, index: bytes | int) -> int:
         """The database index `index` names, or Redis's SELECT errors."""

@@ -362,7 +362,8 @@ class Primary(Node):
                 self.store.append(data)
             except DiskFault as e:
                 raise misconf(e) from None
-            STATS.changed()
+            if result.dirty:
+                STATS.changed()
             self.backlog.append(data)
             self.commit_times.add(self.backlog.end, time.time())
             self.new_data.fire()

@@ -92,10 +92,12 @@ def _oldest_delivery(s: Stream, g: ConsumerGroup) -> int | None:
 def _serve(
     ctx: Ctx, o: ReadOptions, key: bytes, s: Stream, g: ConsumerGroup, after: StreamID | None
 ) -> list[Reply] | None:
-    c = g.consumer(o.consumer) or g.create_consumer(o.consumer, ctx.now_ms)
+    existing = g.consumer(o.consumer)
+    c = existing or g.create_consumer(o.consumer, ctx.now_ms)
     c.seen_time = ctx.now_ms
     if after is not None:
         entries: list[Reply] | None = _history(ctx, key, s, g, c, after, o.count)
+        ctx.dirty = existing is None  # a history read changes only delivery metadata
     else:
         entries = _new(ctx, o, key, s, g, c)
     ctx.propagate(consumer_effect(key, g, c))

@@ -49,3 +49,24 @@ def test_calls_failures_and_rejections(tmp_path: Path) -> None:
     assert "Commandstats" in _stats(p, b"all")
     asyncio.run(p.execute([b"CONFIG", b"RESETSTAT"]))
     assert "cmdstat_xadd" not in _stats(p, b"commandstats")
+
+
+def test_a_history_read_ships_its_effects_but_is_no_change_for_info(tmp_path: Path) -> None:
+    """Redis does not count (nor propagate) a consumer's history read; xstream ships its
+    delivery-count effects to keep replicas exact, and INFO counts it as Redis does."""
+    store = Store(tmp_path / "data", "everysec")
+    engine = Engine()
+    store.recover(engine, engine.apply_record)
+    p = Primary(engine, store, Backlog(1 << 20), {"replid": "r" * 40}, "p")
+    for i in range(1, 5):
+        asyncio.run(p.execute([b"XADD", b"x", b"%d-0" % i, b"data", b"v"]))
+    asyncio.run(p.execute([b"XGROUP", b"CREATE", b"x", b"g1", b"0"]))
+    asyncio.run(p.execute([b"XGROUP", b"CREATECONSUMER", b"x", b"g1", b"Alice"]))
+    read = [b"XREADGROUP", b"GROUP", b"g1", b"Alice", b"COUNT", b"2", b"STREAMS", b"x"]
+    asyncio.run(p.execute([*read, b">"]))
+    dirty, offset = STATS.changes_since_save, p.offset
+    asyncio.run(p.execute([*read, b"0"]))
+    assert STATS.changes_since_save == dirty
+    assert p.offset > offset  # the delivery counts were still logged and shipped
+    asyncio.run(p.execute([*read[:3], b"Bob", *read[4:], b"0"]))  # a new consumer: a change
+    assert STATS.changes_since_save == dirty + 1
