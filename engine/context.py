@@ -66,12 +66,13 @@ class BlockSpec:
     rerun_at_ms: int = 0
     on_nokey: bool = False
     db: int = 0
+    waits_for: str = "stream"  # the type whose arrival wakes it ("list": BLPOP, BRPOP)
 
-    def wakes_on(self, is_stream: bool) -> bool:
-        """Whether a signal of one of `keys`, now holding a stream or not, re-executes the
-        read (handleClientsBlockedOnKey: the key's type is the one waited on, or the reader
-        asked to hear of the key's deletion)."""
-        return is_stream or self.on_nokey
+    def wakes_on(self, kind: str | None) -> bool:
+        """Whether a signal of one of `keys`, now holding a value of `kind` ("stream", "list",
+        ..., None: missing), re-executes the read (handleClientsBlockedOnKey: the key's type
+        is the one waited on, or the reader asked to hear of the key's deletion)."""
+        return kind == self.waits_for or self.on_nokey
 
 
 Signaled = list[tuple[int, bytes]]  # (db, key)

@@ -38,6 +38,7 @@ still all-or-nothing, and the keys stay logically expired for the next write or
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 
 from . import api, commands, digest
@@ -220,7 +221,11 @@ class Engine:
 
     def wakes(self, spec: BlockSpec, key: bytes) -> bool:
         """Whether a signal of `key` re-executes the read blocked on `spec` (see BlockSpec)."""
-        return spec.wakes_on(isinstance(self.dbs[spec.db].get(key), Stream))
+        value = self.dbs[spec.db].get(key)
+        kind = (
+            "stream" if isinstance(value, Stream) else "list" if isinstance(value, deque) else None
+        )
+        return spec.wakes_on(kind if value is not None or kind else None)
 
     def is_write(self, argv: Argv) -> bool:
         return commands.lookup(argv).write

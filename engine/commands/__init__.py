@@ -102,6 +102,8 @@ COMMANDS: dict[bytes, Command] = dict(
         _cmd("lpush", lists.lpush, -3, True),
         _cmd("rpush", lists.rpush, -3, True),
         _cmd("lpop", lists.lpop, 2, True),
+        _cmd("blpop", lists.blpop, -3, True),
+        _cmd("brpop", lists.brpop, -3, True),
         _cmd("rpop", lists.rpop, 2, True),
         _cmd("llen", lists.llen, 2, False),
         _cmd("lrange", lists.lrange, 4, False),

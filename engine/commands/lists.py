@@ -5,18 +5,23 @@ against lists are real (Redis's test suites push to a key a reader waits on as a
     LPOP/RPOP key                           the element, nil if missing (no COUNT here:
                                             arity 2)
     LLEN key, LRANGE key start stop         as Redis's
+    BLPOP/BRPOP key [key ...] timeout       the first non-empty list's [key, element]; else
+                                            block (BlockSpec waiting for a list) until a push
+                                            or the timeout (seconds, a float; 0 = forever):
+                                            nil. Effect: LPOP/RPOP key, as Redis propagates
 
 A list is a deque of elements; popping the last element deletes the key, as Redis does.
 """
 
 from __future__ import annotations
 
+import math
 from collections import deque
 
-from ..context import Ctx
-from ..errors import wrong_type
+from ..context import BlockSpec, Ctx
+from ..errors import StreamError, wrong_type
 from ..keyspace import ListValue
-from ..reply import Reply
+from ..reply import NULL_ARRAY, Reply
 from .args import parse_ll
 
 
@@ -88,3 +93,41 @@ def lrange(ctx: Ctx) -> Reply:
     if start > stop:
         return []
     return [items[i] for i in range(start, stop + 1)]
+
+
+def blpop(ctx: Ctx) -> Reply:
+    return _blocking_pop(ctx, left=True)
+
+
+def brpop(ctx: Ctx) -> Reply:
+    return _blocking_pop(ctx, left=False)
+
+
+def _blocking_pop(ctx: Ctx, left: bool) -> Reply:
+    argv = ctx.argv
+    deadline = _timeout(argv[-1], ctx.now_ms)
+    keys = argv[1:-1]
+    for key in keys:
+        items = _list(ctx, key)
+        if items:
+            item = items.popleft() if left else items.pop()
+            if not items:
+                ctx.keyspace.delete(key)
+            ctx.propagate([b"LPOP" if left else b"RPOP", key])
+            ctx.touch(key)
+            return [key, item]
+    ctx.block = BlockSpec(list(keys), deadline, list(argv), waits_for="list")
+    return NULL_ARRAY
+
+
+def _timeout(arg: bytes, now_ms: int) -> int:
+    """BLPOP's timeout (seconds, a float) as an absolute deadline in ms; 0 waits forever."""
+    try:
+        seconds = float(arg)
+    except ValueError:
+        raise StreamError("timeout is not a float or out of range") from None
+    if not math.isfinite(seconds):
+        raise StreamError("timeout is not a float or out of range")
+    if seconds < 0:
+        raise StreamError("timeout is negative")
+    return 0 if seconds == 0 else now_ms + max(1, int(seconds * 1000))

@@ -211,3 +211,20 @@ def test_select_reaches_the_database_and_a_replica_keeps_it(cluster: Cluster) ->
     assert replica7.xrange("s")[0][1] == {b"f": b"seven"}
     for c in (seven, zero, replica7, replica0):
         c.close()
+
+
+def test_blpop_waits_for_a_push_from_another_connection(cluster: Cluster) -> None:
+    _, port = _with_resp(cluster, "primary")
+    waiting, pusher = redis.Redis(port=port), redis.Redis(port=port)
+    got: list[object] = []
+    t = threading.Thread(target=lambda: got.append(waiting.blpop(["q"], timeout=10)))
+    t.start()
+    poll("the blocked client", lambda: pusher.info("clients")["blocked_clients"] == 1)
+    pusher.xadd("q2", {"f": "v"})
+    pusher.rpush("q", "job")
+    t.join(10)
+    assert got == [(b"q", b"job")]
+    assert pusher.exists("q") == 0
+    assert waiting.blpop(["q"], timeout=0.2) is None
+    waiting.close()
+    pusher.close()

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from enginecalls import call, effects, error, run
 
-from xstream.engine import Engine, snapshot
+from xstream.engine import Engine, StreamError, snapshot
+from xstream.engine.reply import NULL_ARRAY
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
@@ -59,3 +60,28 @@ def test_a_push_does_not_wake_an_xread() -> None:
     assert blocked is not None
     call(e, "LPUSH", "s", "a")
     assert not e.wakes(blocked, b"s")
+
+
+def test_blpop_pops_or_blocks_waiting_for_a_list() -> None:
+    e = Engine()
+    e.execute([b"RPUSH", b"b", b"x", b"y"], 1000)
+    r = e.execute([b"BLPOP", b"a", b"b", b"0"], 1000)
+    assert r.reply == [b"b", b"x"] and r.effects == [[b"LPOP", b"b"]] and r.block is None
+    r = e.execute([b"BRPOP", b"a", b"b", b"0"], 1000)
+    assert r.reply == [b"b", b"y"] and r.effects == [[b"RPOP", b"b"]]
+    r = e.execute([b"BLPOP", b"a", b"b", b"1.5"], 1000)
+    assert r.reply is NULL_ARRAY and r.block is not None and r.effects == []
+    assert (r.block.keys, r.block.deadline_ms, r.block.waits_for) == ([b"a", b"b"], 2500, "list")
+    e.execute([b"XADD", b"a", b"1-1", b"f", b"v"], 1000)
+    assert not e.wakes(r.block, b"a")  # a stream is not what it waits for
+    e.execute([b"LPUSH", b"b", b"z"], 1000)
+    assert e.wakes(r.block, b"b")
+    for bad, line in ((b"x", "ERR timeout is not a float or out of range"),
+                      (b"-1", "ERR timeout is negative"),
+                      (b"inf", "ERR timeout is not a float or out of range")):  # fmt: skip
+        try:
+            e.execute([b"BLPOP", b"b", bad], 1000)
+        except StreamError as err:
+            assert err.line == line
+        else:
+            raise AssertionError(bad)

@@ -109,7 +109,7 @@ def _engine_categories(fullname: str, write: bool) -> tuple[str, ...]:
     if base in ("set", "get"):
         cats.append("string")
     cats.append("fast" if base in _FAST else "slow")
-    if base in ("xread", "xreadgroup"):
+    if base in ("xread", "xreadgroup", "blpop", "brpop"):
         cats.append("blocking")
     if base in _ADMIN_ENGINE:
         cats.append("admin")
@@ -169,6 +169,8 @@ def keys_of(name: str, argv: list[bytes]) -> list[tuple[bytes, str]]:
         return [(k, need) for k in _streams_keys(argv)]
     if base in _ALL_KEYS:
         return [(k, need) for k in argv[1:]]
+    if base in ("blpop", "brpop"):
+        return [(k, need) for k in argv[1:-1]]
     if base in _TWO_KEYS:
         return [(k, "R" if base == "copy" else "RW") for k in argv[1:2]] + [
             (k, "W") for k in argv[2:3]
