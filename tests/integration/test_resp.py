@@ -226,5 +226,10 @@ def test_blpop_waits_for_a_push_from_another_connection(cluster: Cluster) -> Non
     assert got == [(b"q", b"job")]
     assert pusher.exists("q") == 0
     assert waiting.blpop(["q"], timeout=0.2) is None
+    gone = socket.create_connection(("127.0.0.1", port))
+    gone.sendall(b"BLPOP q 0\r\n")  # a client that leaves while blocked frees its wait
+    poll("the second blocked client", lambda: pusher.info("clients")["blocked_clients"] == 1)
+    gone.close()
+    poll("no blocked client", lambda: pusher.info("clients")["blocked_clients"] == 0)
     waiting.close()
     pusher.close()

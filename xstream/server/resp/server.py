@@ -62,7 +62,8 @@ QUERY_BUFFER_LIMIT = 1 << 30  # client-query-buffer-limit: Redis's default, 1 Gi
 WRITE_HIGH = 4 << 20  # stop reading a client whose unsent replies pass this
 WRITE_LOW = 1 << 20  # and read it again once they are below this
 FLUSH_AT = 64 << 10  # gathered replies are written once they reach this
-MAY_BLOCK = frozenset({b"XREAD", b"XREADGROUP", b"WAIT"})  # may wait for others' writes
+# Commands that may wait for others' writes (a leaving client cancels them)
+MAY_BLOCK = frozenset({b"XREAD", b"XREADGROUP", b"WAIT", b"BLPOP", b"BRPOP"})
 MAX_BATCH = 1024  # pipelined writes run as one batch at most (the loop serves others between)
 
 
