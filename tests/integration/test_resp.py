@@ -233,3 +233,45 @@ def test_blpop_waits_for_a_push_from_another_connection(cluster: Cluster) -> Non
     poll("no blocked client", lambda: pusher.info("clients")["blocked_clients"] == 0)
     waiting.close()
     pusher.close()
+
+
+def _rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def test_a_client_that_does_not_read_is_bounded_and_others_are_served(cluster: Cluster) -> None:
+    """100,000 pipelined XRANGEs from a client that does not read its replies: the node stops
+    reading it once its unsent replies pass the high-water mark (its memory stays bounded),
+    another client is served meanwhile, and once the first reads, every reply arrives."""
+    node, port = _with_resp(cluster, "primary")
+    assert node.proc is not None
+    redis.Redis(port=port).xadd("s", {"f": "v" * 100})
+    one = b"*4\r\n$6\r\nXRANGE\r\n$1\r\ns\r\n$1\r\n-\r\n$1\r\n+\r\n"
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as probe:
+        probe.sendall(one)
+        single = b""
+        while not single.endswith(b"v" * 100 + b"\r\n"):
+            single += probe.recv(65536)
+    rss_before = _rss_kb(node.proc.pid)
+    hog = socket.create_connection(("127.0.0.1", port))
+    sender = threading.Thread(target=hog.sendall, args=(one * 100_000,), daemon=True)
+    sender.start()
+    time.sleep(2.0)  # the node answers until the replies back up, then stops reading it
+    other = redis.Redis(port=port, socket_timeout=10)
+    assert other.xlen("s") == 1  # served while the first client's replies wait
+    grown_mb = (_rss_kb(node.proc.pid) - rss_before) / 1024
+    assert grown_mb < 64, f"RSS grew {grown_mb:.0f} MB for a client that does not read"
+    want, got = 100_000 * len(single), 0
+    hog.settimeout(20)
+    while got < want:
+        chunk = hog.recv(1 << 20)
+        assert chunk, "connection closed early"
+        got += len(chunk)
+    assert got == want
+    sender.join(10)
+    hog.close()
+    other.close()
