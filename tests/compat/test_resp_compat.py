@@ -9,14 +9,9 @@ servers close the connection and everything they sent is compared. HELLO's reply
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from redis_conn import RedisServer, free_port
+from redis_conn import RedisServer
 
 from xstream.engine.reply import ReplyMap
 from xstream.server.resp.codec import decode_reply
@@ -30,30 +25,6 @@ def exchange(port: int, data: bytes, timeout: float = 10.0) -> bytes:
         while chunk := s.recv(65536):
             out += chunk
         return out
-
-
-@pytest.fixture(scope="module")
-def xstream_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    data = tmp_path_factory.mktemp("xstream")
-    port = free_port()
-    cmd = [sys.executable, "-m", "xstream.cli", "primary", "--port", str(free_port()),
-           "--resp-port", str(port), "--data-dir", str(data)]  # fmt: skip
-    with (Path(data) / "node.log").open("wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if exchange(port, b"PING\r\nQUIT\r\n", 1) == b"+PONG\r\n+OK\r\n":
-                    break
-            except OSError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, "xstream did not start"
-            time.sleep(0.05)
-        yield port
-    finally:
-        proc.terminate()
-        proc.wait(15)
 
 
 def _mb(*words: bytes) -> bytes:

@@ -8,14 +8,10 @@ those are checked on xstream alone (tests/integration/test_resp_server_cmds.py).
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from redis_conn import RedisServer, free_port
+from redis_conn import RedisServer
 
 from xstream.server.resp.codec import decode_reply
 
@@ -34,30 +30,6 @@ def one(port: int, line: bytes) -> object:
     """The decoded reply to one inline command."""
     raw = exchange(port, line + b"\r\n")
     return decode_reply(raw[: -len(b"+OK\r\n")])
-
-
-@pytest.fixture(scope="module")
-def xstream_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    data = tmp_path_factory.mktemp("xstream")
-    port = free_port()
-    cmd = [sys.executable, "-m", "xstream.cli", "primary", "--port", str(free_port()),
-           "--resp-port", str(port), "--data-dir", str(data)]  # fmt: skip
-    with (Path(data) / "node.log").open("wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if exchange(port, b"PING\r\n", 1) == b"+PONG\r\n+OK\r\n":
-                    break
-            except OSError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, "xstream did not start"
-            time.sleep(0.05)
-        yield port
-    finally:
-        proc.terminate()
-        proc.wait(15)
 
 
 CONFIG_SESSION = (
