@@ -37,9 +37,8 @@ commands finish, their replies dropped.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ssl
-from collections.abc import Iterator
+import time
 from typing import Protocol, cast
 
 from xstream.engine.errors import StreamError
@@ -47,7 +46,6 @@ from xstream.node import slices
 from xstream.node.acl import Acl
 from xstream.node.base import Node
 from xstream.node.logs import slog
-from xstream.node.metrics import METRICS
 from xstream.node.stats import STATS
 
 from . import longreply, multi
@@ -282,14 +280,15 @@ class RespConnection(asyncio.Protocol):
         return batch if len(batch) > 1 else None
 
     async def _execute_batch(self, batch: list[list[bytes]], session: Session) -> list[bytes]:
-        session.last_active = asyncio.get_running_loop().time()
-        session.last_cmd = _fullname(batch[-1])
+        session.last_active = time.monotonic()
+        session.last_argv = batch[-1]
+        STATS.command(len(batch))
         replies = await self.server.served.node.write_batch(batch, None, session.db)
         proto = session.proto
         out = []
         for reply in replies:
             if isinstance(reply, StreamError):
-                METRICS.errors.labels(reply.line.split(" ", 1)[0]).inc()
+                STATS.error(reply.line)
                 out.append(encode_error(reply))
             else:
                 out.append(encode(reply, proto))
@@ -297,8 +296,8 @@ class RespConnection(asyncio.Protocol):
 
     async def _execute(self, name: bytes, argv: list[bytes], session: Session) -> list[bytes]:
         """The reply to one command, encoded (in pieces when it is long)."""
-        session.last_active = asyncio.get_running_loop().time()
-        session.last_cmd = _fullname(argv)
+        session.last_active = time.monotonic()
+        session.last_argv = argv
         node = self.server.served.node
         STATS.command()
         try:
@@ -317,40 +316,26 @@ class RespConnection(asyncio.Protocol):
             edge = EDGE_COMMANDS.get(name)
             if edge is not None:
                 return [encode_edge(edge(self.conn, argv), session.proto)]
-            with _long_read(node, argv) as may_be_long:
-                session.blocked = name in MAY_BLOCK
+            if slices.slices_for(argv, node.limits):
+                with slices.gc_paused():  # until its reply is encoded
+                    reply, _ = await node.execute(argv, db=session.db)
+                    if longreply.is_long(reply):
+                        return await longreply.encode_long(reply, session.proto)
+                    return [encode(reply, session.proto)]
+            if name in MAY_BLOCK:
+                session.blocked = True
                 try:
                     reply, _ = await node.execute(argv, db=session.db)
                 finally:
                     session.blocked = False
-                if name == b"INFO" and isinstance(reply, bytes):
-                    return [encode_edge(Verbatim(reply), session.proto)]
-                if may_be_long and longreply.is_long(reply):
-                    return await longreply.encode_long(reply, session.proto)
-                return [encode(reply, session.proto)]
+            else:
+                reply, _ = await node.execute(argv, db=session.db)
+            if name == b"INFO" and isinstance(reply, bytes):
+                return [encode_edge(Verbatim(reply), session.proto)]
+            return [encode(reply, session.proto)]
         except StreamError as e:
-            METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
             STATS.error(e.line)
             return [encode_error(e)]
-
-
-@contextlib.contextmanager
-def _long_read(node: Node, argv: list[bytes]) -> Iterator[bool]:
-    """Whether `argv` may be a long read (slices.py); if so, automatic garbage collections
-    wait until its reply is encoded (slices.gc_paused)."""
-    if slices.slices_for(argv, node.limits):
-        with slices.gc_paused():
-            yield True
-    else:
-        yield False
-
-
-def _fullname(argv: list[bytes]) -> str:
-    """Redis's `cmd->fullname` for CLIENT INFO's cmd=: `client|list` for subcommands."""
-    name = argv[0].decode("utf-8", "replace").lower()
-    if name in ("client", "command", "xinfo", "xgroup") and len(argv) > 1:
-        return f"{name}|{argv[1].decode('utf-8', 'replace').lower()}"
-    return name
 
 
 def _address(addr: object) -> str:
