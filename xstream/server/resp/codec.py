@@ -1,6 +1,7 @@
 """RESP, the Redis wire protocol, without I/O: bytes in, values out, values in, bytes out.
 
     encode(reply, proto)   Reply -> RESP2 or RESP3 bytes (chunks gathered, joined once)
+    encode_bulk(data)      bytes -> a bulk string (the fast path of encode)
     encode_error(err)      StreamError -> `-PREFIX message\r\n`
     RespParser             client requests -> argv lists, read as Redis's networking.c reads
                            them (multibulk, or inline split like sdssplitargs; see split_args
@@ -73,6 +74,12 @@ def encode(reply: Reply, proto: int = 2) -> bytes:
     out: list[bytes] = []
     _encode_into(out, reply, proto == 3)
     return b"".join(out)
+
+
+def encode_bulk(data: bytes) -> bytes:
+    """A bulk string (the same in RESP2 and RESP3): `encode(data)` without the dispatch."""
+    n = len(data)
+    return (_BULK_HDR[n] if n < _SHARED_HDRS else b"$%d\r\n" % n) + data + _CRLF
 
 
 def encode_error(err: StreamError) -> bytes:

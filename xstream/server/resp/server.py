@@ -50,7 +50,7 @@ from xstream.node.stats import STATS
 
 from . import longreply, multi
 from .aclcommands import allowed, gate
-from .codec import ProtocolError, encode, encode_error
+from .codec import ProtocolError, encode, encode_bulk, encode_error
 from .commandinfo import EDGE_COMMANDS
 from .conncommands import Conn, Verbatim, encode_edge
 from .requests import new_parser
@@ -287,7 +287,9 @@ class RespConnection(asyncio.Protocol):
         proto = session.proto
         out = []
         for reply in replies:
-            if isinstance(reply, StreamError):
+            if type(reply) is bytes:  # an XADD's ID: the bulk of every batch
+                out.append(encode_bulk(reply))
+            elif isinstance(reply, StreamError):
                 STATS.error(reply.line)
                 out.append(encode_error(reply))
             else:
