@@ -21,7 +21,7 @@ import time
 from typing import cast
 
 from xstream.engine import NULL_ARRAY, Engine, Result, StreamError
-from xstream.engine.commands import lookup
+from xstream.engine.commands import SUBCOMMANDS, lookup
 from xstream.engine.reply import Reply
 from xstream.node.stats import STATS
 
@@ -114,10 +114,14 @@ def _usec(t0: float) -> int:
 
 
 def _fullname(argv: Argv) -> str:
-    try:
-        return lookup(argv).fullname
-    except StreamError:
-        return argv[0].decode("utf-8", "replace").lower()
+    """commandstats' name: the command's (lower case), `container|sub` for a subcommand."""
+    head = argv[0].lower()
+    if head in SUBCOMMANDS:
+        try:
+            return lookup(argv).fullname
+        except StreamError:
+            pass
+    return head.decode("utf-8", "replace")
 
 
 def _plain_xadd_key(argv: Argv) -> bytes | None:
