@@ -112,14 +112,7 @@ def _encode_into(out: list[bytes], reply: Reply, resp3: bool) -> None:
     elif isinstance(reply, list):
         n = len(reply)
         append(_ARRAY_HDR[n] if n < _SHARED_HDRS else b"*%d\r\n" % n)
-        for item in cast("list[Reply]", reply):
-            if type(item) is bytes:  # inlined: the bulk of every XRANGE reply
-                m = len(item)
-                append(_BULK_HDR[m] if m < _SHARED_HDRS else b"$%d\r\n" % m)
-                append(item)
-                append(_CRLF)
-            else:
-                _encode_into(out, item, resp3)
+        _encode_items(out, cast("list[Reply]", reply), resp3)
     elif isinstance(reply, Status):
         assert "\r" not in reply and "\n" not in reply, reply
         append(b"+" + reply.encode("utf-8", "surrogateescape") + _CRLF)
@@ -133,6 +126,22 @@ def _encode_into(out: list[bytes], reply: Reply, resp3: bool) -> None:
         _encode_into(out, bytes(reply), resp3)
     else:
         raise TypeError(f"not a reply value: {reply!r}")
+
+
+def _encode_items(out: list[bytes], items: list[Reply], resp3: bool) -> None:
+    """An array's items: bulk strings and plain lists inline (the whole of an XRANGE reply:
+    entries of [id, [field, value, ...]]), anything else through _encode_into."""
+    extend = out.extend
+    for item in items:
+        if type(item) is bytes:
+            m = len(item)
+            extend((_BULK_HDR[m] if m < _SHARED_HDRS else b"$%d\r\n" % m, item, _CRLF))
+        elif type(item) is list:
+            m = len(item)
+            out.append(_ARRAY_HDR[m] if m < _SHARED_HDRS else b"*%d\r\n" % m)
+            _encode_items(out, cast("list[Reply]", item), resp3)  # not a map: type() is list
+        else:
+            _encode_into(out, item, resp3)
 
 
 # --- The shared input buffer --------------------------------------------------------------------
