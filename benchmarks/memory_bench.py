@@ -9,13 +9,13 @@ Run by hand, never by the test suite:
 Both sides are started by this script on free loopback ports, data in a temporary directory,
 and stopped before it exits: a primary of each with appendfsync everysec (the same
 durability as xstream's log), with default settings otherwise (xstream's flags go after
-`--`, e.g. `-- --backlog-bytes 1048576`). Each side gets the same load, from
-redis-py pipelines of 1,000 from this process: `XADD mem * user_id <i> action click amount
-42` for i = 0, 1, ..., 1M entries (the first million) then 2M more (3M in all). Each server's resident set
-(VmRSS in /proc/PID/status) is sampled idle at start, after 1M and after 3M, once the node
-is quiet (RSS steady and, for xstream, no snapshot being written: INFO's
-rdb_bgsave_in_progress). Printed: RSS at each point, growth per entry over the first 1M and
-marginal from 1M to 3M, and xstream / redis of each; the peak (VmHWM) too.
+`--`, e.g. `-- --backlog-bytes 1048576`). Each side gets the same load, from redis-py
+pipelines of 1,000 from this process: `XADD mem * user_id <i> action click amount 42` for
+i = 0, 1, ..., 1M entries (the first million) then 2M more (3M in all). Each server's
+resident set (VmRSS in /proc/PID/status) is sampled idle at start, after 1M and after 3M,
+once the node is quiet (replicas caught up, no snapshot being written: INFO's
+rdb_bgsave_in_progress, and RSS steady). Printed: RSS at each point, growth per entry over
+the first 1M and marginal from 1M to 3M, and xstream / redis of each; the peak (VmHWM) too.
 
 Then, unless --replicas 0, the same again on fresh primaries with two replicas attached
 (xstream's over gRPC, Redis's with --replicaof), every replica's RSS beside its primary's: a
@@ -38,6 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import redis
+
 
 def free_port() -> int:
     with socket.socket() as s:
