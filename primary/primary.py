@@ -56,7 +56,9 @@ import asyncio
 import contextlib
 import os
 import time
+from array import array
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,19 +109,39 @@ class ReplicaLink:
     left_at: float = 0.0  # monotonic time it disconnected (0: connected)
 
 
+COMMIT_TIMES = 1 << 16  # commit times kept at most: 16 bytes each, 1 MiB in all
+
+
 @dataclass
 class CommitTimes:
-    """When (wall clock) each offset was committed, for lag in ms; bounded, oldest dropped."""
+    """When (wall clock) each offset was committed, for a replica's lag in ms (lag_ms, and the
+    time of each Records message). At most `capacity` entries, offsets increasing: once full,
+    the entries no replica can ask for any more are forgotten (at or before `floor`: every
+    connected replica acked past it), and if that is not enough every other entry goes. A
+    replica behind a forgotten entry has its lag read from the next commit kept: a little
+    short, never long."""
 
-    offsets: list[int] = field(default_factory=list)
-    times: list[float] = field(default_factory=list)
+    capacity: int = COMMIT_TIMES
+    offsets: array[int] = field(default_factory=lambda: array("q"))
+    times: array[float] = field(default_factory=lambda: array("d"))
 
-    def add(self, offset: int, t: float) -> None:
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def add(self, offset: int, t: float, floor: Callable[[], int]) -> None:
+        if len(self.offsets) >= self.capacity:
+            self.forget_upto(floor())
+            if len(self.offsets) * 2 > self.capacity:  # replicas far behind: thin it out
+                self.offsets = self.offsets[len(self.offsets) % 2 :: 2]
+                self.times = self.times[len(self.times) % 2 :: 2]
         self.offsets.append(offset)
         self.times.append(t)
-        if len(self.offsets) > 200_000:
-            del self.offsets[:100_000]
-            del self.times[:100_000]
+
+    def forget_upto(self, offset: int) -> None:
+        """Drop the entries at or before `offset`."""
+        i = bisect_right(self.offsets, offset)
+        del self.offsets[:i]
+        del self.times[:i]
 
     def first_after(self, offset: int) -> float | None:
         """Commit time of the first write past `offset` (None if nothing is past it)."""
@@ -365,7 +387,7 @@ class Primary(Node):
             if result.dirty:
                 STATS.changed()
             self.backlog.append(data)
-            self.commit_times.add(self.backlog.end, time.time())
+            self.commit_times.add(self.backlog.end, time.time(), self._commit_floor)
             self.new_data.fire()
             if self.store.segment_bytes > self.options.snapshot_bytes:
                 self.start_snapshot()
@@ -373,6 +395,13 @@ class Primary(Node):
             self.wake(result.signaled)
         if result.touched:
             self.watches.touch(result.touched)
+
+    def _commit_floor(self) -> int:
+        """Commit times at or before this offset are never asked for again: each connected
+        replica acked past it, and it is before the backlog (where a returning replica
+        resumes, if anywhere)."""
+        acks = [r.ack_offset for r in self.replicas.values() if r.connected]
+        return min([self.backlog.start, *acks])
 
     async def settle(self, offset: int, concern: WriteConcern | None) -> None:
         """Durable per the fsync policy, then acked by as many replicas as asked, all within
@@ -449,7 +478,7 @@ class Primary(Node):
             os._exit(70)
         self.engine.adopt(fresh)
         if end < self.backlog.end:  # fsync=always: nothing past `end` was shipped
-            self.backlog = Backlog.holding(self.backlog.capacity, end, b"".join(tail))
+            self.backlog = Backlog.holding(self.backlog.capacity, end, tail)
         self.wake_all()
         slog("state_rolled_back", level="warning", offset=end,
              seconds=round(time.monotonic() - t0, 3))  # fmt: skip
@@ -590,7 +619,27 @@ class Primary(Node):
             point = min(point, epochs.truncation_point(mine, self.offset, theirs, hello.offset))
         if point < hello.offset and point < hello.log_start:
             return None
-        return point if self.backlog.holds(point) else None
+        return point if self.holds(point) else None
+
+    def holds(self, pos: int) -> bool:
+        """The replication stream from `pos` can be sent: it is in the backlog, or on disk."""
+        return self.backlog.holds(pos) or self.store.log_holds(pos)
+
+    async def stream_from(self, pos: int, max_bytes: int, end: int) -> bytes | None:
+        """The replication stream from `pos` (up to about `max_bytes`, none at or past `end`):
+        from the backlog, else from the log on disk (read by a worker thread, up to where
+        the backlog starts); None when neither holds `pos` any more."""
+        backlog = self.backlog
+        if backlog.holds(pos):
+            return backlog.read(pos, max_bytes, end)
+        if not self.store.log_holds(pos):
+            return None
+        stop = min(end, backlog.start)
+        if pos >= stop:
+            return b""
+        loop = asyncio.get_running_loop()
+        data = await loop.run_in_executor(None, self.store.read_log, pos, max_bytes, stop)
+        return data or None
 
     def sync_snapshot(self) -> tuple[int, list[bytes]]:
         """The state now, at the current offset, as ~1 MiB snapshot chunks."""

@@ -208,12 +208,14 @@ class ReplicationService(pb_grpc.ReplicationServicer):
                 slog("replica_link_closed", replica=link.name, pos=pos, deposed=p.epochs.deposed,
                      replaced=not p.serves(link))  # fmt: skip
                 return
-            backlog = p.backlog
-            if pos < backlog.start:
+            shippable = p.shippable()
+            data = await p.stream_from(pos, CHUNK, shippable)
+            if data is None:  # a snapshot superseded the log it was reading
                 slog("replica_fell_out_of_backlog", level="warning", replica=link.name, pos=pos)
                 return
-            shippable = p.shippable()
-            data = backlog.read(pos, CHUNK, shippable)
+            if p.closed or not p.serves(link):  # while the log was read
+                continue
+            backlog = p.backlog
             ack_now = bool(p.acks_wanted())
             if data:
                 committed = p.commit_times.first_after(pos) or time.time()

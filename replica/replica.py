@@ -92,7 +92,7 @@ class Replica(Node):
     ) -> None:
         super().__init__(engine, name)
         self.store = store
-        self.backlog = backlog or Backlog(64 << 20, offset)  # ends at `offset`, whole records
+        self.backlog = backlog or Backlog(1 << 20, offset)  # ends at `offset`, whole records
         self.epochs = replids.load_epochs(store.dir)
         self.address = address
         self.primary_address = primary_address
@@ -291,7 +291,7 @@ class Replica(Node):
         self.engine.adopt(fresh)
         self._offset = self.received = self.primary_offset = rec.offset
         self.pending = b""
-        self.backlog = Backlog.holding(self.backlog.capacity, rec.offset, b"".join(rec.tail))
+        self.backlog = Backlog.holding(self.backlog.capacity, rec.offset, rec.tail)
         self.wake_all()
         self._applied.fire()
         slog("replica_cut_back", level="warning", offset=rec.offset, cut_bytes=was - rec.offset,

@@ -235,9 +235,11 @@ def _primary_args(pp: argparse.ArgumentParser) -> None:
     """Options of a node that takes writes (a primary, or a node that may be elected)."""
     pp.add_argument(
         "--backlog-bytes",
-        type=int,
-        default=64 << 20,
-        help="replication backlog kept for partial resyncs (default 64 MiB)",
+        type=_positive,
+        default=1 << 20,
+        help="the latest replication stream kept in memory for replicas (default 1 MiB, "
+        "Redis's repl-backlog-size); older positions are read from the log on disk, so a "
+        "replica resyncs partially from anywhere after the last snapshot",
     )
     pp.add_argument(
         "--acks-timeout-ms",
@@ -422,9 +424,10 @@ def main(argv: list[str] | None = None) -> int:
     rp.add_argument("--primary", required=True, help="the primary's HOST:PORT")
     rp.add_argument(
         "--backlog-bytes",
-        type=int,
-        default=64 << 20,
-        help="records kept for its replicas' partial resyncs once promoted (default 64 MiB)",
+        type=_positive,
+        default=1 << 20,
+        help="the latest records kept in memory for its replicas once promoted (default "
+        "1 MiB; older ones are read from its log on disk)",
     )
     _forget_arg(rp)
     rp.set_defaults(func=run_replica)

@@ -1,4 +1,5 @@
-"""One primary, two replicas: convergence, resyncs after crashes, the backlog's edge."""
+"""One primary, two replicas: convergence, resyncs after crashes, the backlog's and the log's
+edges."""
 
 from __future__ import annotations
 
@@ -106,15 +107,31 @@ def test_replica_killed_under_load_resumes_with_a_partial_resync(cluster: Cluste
     assert r1.events("partial_sync") and r1.events("recovered")[-1]["offset"] > 0
 
 
-def test_a_replica_outside_the_backlog_gets_a_full_resync(cluster: Cluster) -> None:
+def test_a_replica_behind_the_backlog_resumes_from_the_log_on_disk(cluster: Cluster) -> None:
     p = cluster.primary("--backlog-bytes", "4096")
-    r1 = cluster.replica(p, "--snapshot-bytes", "2048")
+    r1 = cluster.replica(p)
     c = cluster.client(p)
     c.xadd_many("s", [{"f": str(i)} for i in range(100)])
     cluster.settled(p, [r1])
     r1.stop()
     for i in range(50):
         c.xadd_many("s", [{"f": str(i), "pad": "x" * 100}] * 20)  # far past 4 KiB
+    r1.start()
+    cluster.settled(p, [r1])
+    assert p.digest() == r1.digest()
+    assert (r1.info().full_syncs, p.info().partial_syncs) == (0, 1)
+    assert p.events("partial_resync")[-1]["backlog"] > 4096
+
+
+def test_a_replica_behind_the_last_snapshot_gets_a_full_resync(cluster: Cluster) -> None:
+    p = cluster.primary("--backlog-bytes", "4096", "--snapshot-bytes", "8192")
+    r1 = cluster.replica(p, "--snapshot-bytes", "2048")
+    c = cluster.client(p)
+    c.xadd_many("s", [{"f": str(i)} for i in range(100)])
+    cluster.settled(p, [r1])
+    r1.stop()
+    for i in range(50):
+        c.xadd_many("s", [{"f": str(i), "pad": "x" * 100}] * 20)  # snapshots past its offset
         c.xadd("other", {"i": str(i)}, maxlen=10, approximate=False)
     r1.start()
     cluster.settled(p, [r1])

@@ -3,8 +3,14 @@
 A list of chunks (one per commit, so whole records) with their start offsets, consumed from a
 head index (compacted now and then) so that a lookup is a bisect.
 `read(pos)` serves partial resyncs and the per-replica senders; a position before `start` has
-been dropped and needs a full resync. Chunks are only dropped whole, from the left, once the
-rest still holds `capacity` bytes.
+been dropped: the same bytes are in the log on disk until a snapshot supersedes them
+(Store.read_log; Primary.stream_from picks the source). Chunks are only dropped whole, from
+the left, once the rest still holds `capacity` bytes, and a dropped chunk's slot is emptied
+at once, so the chunks referenced hold less than `capacity` bytes plus the oldest of them.
+
+The capacity (--backlog-bytes, default 1 MiB as Redis's repl-backlog-size) is a cache size,
+not how far back a replica can resume: it decides which senders read memory and which read
+the disk (a replica that was away or is behind by more than it).
 
 Primaries and replicas both keep one (a replica appends each run of whole records it
 applies), so a promoted replica serves its siblings' partial resyncs from what it received.
@@ -13,6 +19,7 @@ applies), so a promoted replica serves its siblings' partial resyncs from what i
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 
 
 class Backlog:
@@ -26,10 +33,18 @@ class Backlog:
         self._size = 0
 
     @classmethod
-    def holding(cls, capacity: int, end: int, tail: bytes) -> Backlog:
+    def holding(cls, capacity: int, end: int, tail: Sequence[bytes]) -> Backlog:
         """A backlog ending at `end` that holds the last `capacity` bytes of `tail` (the log
-        bytes recovered before `end`, whole records)."""
-        kept = tail[-capacity:] if capacity else b""
+        bytes recovered before `end`, whole records, in pieces: only the last are joined)."""
+        parts: list[bytes] = []
+        size = 0
+        for part in reversed(tail):
+            if size >= capacity:
+                break
+            parts.append(part)
+            size += len(part)
+        joined = b"".join(reversed(parts))
+        kept = joined[len(joined) - capacity :] if capacity < len(joined) else joined
         backlog = cls(capacity, end - len(kept))
         backlog.append(kept)
         return backlog
@@ -45,14 +60,19 @@ class Backlog:
         while (
             self._size - len(chunks[self._head]) >= self.capacity and self._head < len(chunks) - 1
         ):
-            dropped = chunks[self._head]
+            dropped = len(chunks[self._head])
+            chunks[self._head] = b""  # its bytes go now, not when the list is compacted
             self._head += 1
-            self._size -= len(dropped)
-            self.start += len(dropped)
+            self._size -= dropped
+            self.start += dropped
         if self._head > 1024 and self._head * 2 > len(chunks):
             del chunks[: self._head]
             del self._starts[: self._head]
             self._head = 0
+
+    def held_bytes(self) -> int:
+        """Bytes of the chunks it references: less than `capacity` plus its oldest chunk."""
+        return sum(map(len, self._chunks))
 
     def holds(self, pos: int) -> bool:
         return self.start <= pos <= self.end

@@ -291,6 +291,29 @@ class Store:
         assert offset == end, (offset, end)
         return tail
 
+    # ------------------------------------------------------------ reading the log back
+
+    def log_holds(self, pos: int) -> bool:
+        """`pos` is in the log on disk: at or after the newest snapshot, at most its end."""
+        return self.snapshot_offset <= pos <= self.written
+
+    def read_log(self, pos: int, max_bytes: int, end: int) -> bytes:
+        """Up to `max_bytes` of the log from `pos`, none at or past `end`, read from the one
+        segment that holds `pos` (from the page cache, usually); b"" when no segment does any
+        more (a snapshot superseded it meanwhile). Thread-safe: it only reads files."""
+        if pos >= end:
+            return b""
+        holding = [p for p in self.segments() if _offset_of(p) <= pos]
+        if not holding:
+            return b""
+        path = holding[-1]
+        try:
+            with path.open("rb") as f:
+                f.seek(pos - _offset_of(path))
+                return f.read(min(max_bytes, end - pos))
+        except FileNotFoundError:
+            return b""
+
     # ------------------------------------------------------------ appending
 
     def _open(self, base: int, end: int, fresh: bool = False) -> None:

@@ -23,7 +23,7 @@ class NodeConfig:
     primary: str = ""  # replica: the primary's host:port
     name: str = ""  # default: host:port
     fsync: str = "everysec"
-    backlog_bytes: int = 64 << 20  # both roles: a promoted replica serves partial resyncs
+    backlog_bytes: int = 1 << 20  # both roles: the stream's tail in memory (older: on disk)
     snapshot_bytes: int = 64 << 20
     disk_reserve_bytes: int = 64 << 20  # writes are refused below this much free space
     acks_timeout_ms: int = 5000

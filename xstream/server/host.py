@@ -101,7 +101,7 @@ def primary_from(cfg: NodeConfig, engine: Engine, store: Store, rec: Recovery) -
     if started != state:
         replids.save_epochs(store.dir, started)
     replids.save(store.dir, ident)
-    backlog = Backlog.holding(cfg.backlog_bytes, rec.offset, b"".join(rec.tail))
+    backlog = Backlog.holding(cfg.backlog_bytes, rec.offset, rec.tail)
     name = cfg.name or f"{cfg.host}:{cfg.port}"
     primary = Primary(engine, store, backlog, ident, name, options_of(cfg), started)
     if started.deposed:
@@ -111,7 +111,7 @@ def primary_from(cfg: NodeConfig, engine: Engine, store: Store, rec: Recovery) -
 
 
 def replica_from(cfg: NodeConfig, engine: Engine, store: Store, rec: Recovery) -> Replica:
-    backlog = Backlog.holding(cfg.backlog_bytes, rec.offset, b"".join(rec.tail))
+    backlog = Backlog.holding(cfg.backlog_bytes, rec.offset, rec.tail)
     name = cfg.name or f"{cfg.host}:{cfg.port}"
     replica = Replica(
         engine, store, rec.offset, name, "", cfg.primary, cfg.snapshot_bytes, backlog=backlog

@@ -1,0 +1,111 @@
+"""What a node keeps in memory is bounded by its settings (issue 15): the backlog references
+less than its capacity plus one chunk, older positions are read back from the log on disk
+until a snapshot supersedes them, and the commit-time bookkeeping stays under its capacity
+whatever the replicas do. In-process, on temporary stores."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from xstream.engine import Engine
+from xstream.node import records
+from xstream.node.backlog import Backlog
+from xstream.node.handshake import Hello
+from xstream.node.store import Store
+from xstream.primary.primary import CommitTimes, Primary
+
+
+def test_the_backlog_references_less_than_its_capacity_plus_its_oldest_chunk() -> None:
+    b = Backlog(capacity=1000, offset=0)
+    sizes = [37, 300, 5, 999, 1, 64, 2000, 7] * 50
+    for i, n in enumerate(sizes):
+        b.append(bytes([i % 251]) * n)
+        oldest = len(b.read(b.start, max_bytes=1))  # reads return whole chunks
+        assert b.held_bytes() < b.capacity + oldest
+        assert b.end - b.start == b.held_bytes()
+    whole = b"".join(bytes([i % 251]) * n for i, n in enumerate(sizes))
+    assert b.end == len(whole) and b.read(b.start) == whole[b.start :]
+
+
+def test_a_recovered_backlog_keeps_only_the_last_capacity_bytes_of_the_tail() -> None:
+    tail = [b"a" * 10, b"b" * 10, b"c" * 10]
+    b = Backlog.holding(15, 1030, tail)
+    assert (b.start, b.end) == (1015, 1030)
+    assert b.read(1015) == b"b" * 5 + b"c" * 10
+    assert Backlog.holding(100, 30, tail).read(0) == b"".join(tail)
+    empty = Backlog.holding(0, 30, tail)
+    assert (empty.start, empty.end) == (30, 30)
+
+
+def test_commit_times_stay_under_capacity_and_never_overstate_a_lag() -> None:
+    times = CommitTimes(capacity=16)
+    floor = 0  # a replica that never acks: nothing can be forgotten, only thinned
+    for i in range(1, 1001):
+        times.add(i * 10, float(i), lambda: floor)
+        assert len(times) <= 16
+    assert times.first_after(10_000) is None
+    assert times.first_after(9_990) == 1000.0  # the newest commit is always kept
+    for offset in range(0, 10_000, 7):
+        t = times.first_after(offset)
+        assert t is not None and t >= offset // 10 + 1  # a later commit: a lag a little short
+
+
+def test_commit_times_forget_what_every_replica_acked() -> None:
+    times = CommitTimes(capacity=8)
+    for i in range(1, 9):
+        times.add(i, float(i), lambda: 0)
+    times.add(9, 9.0, lambda: 6)  # full: the entries at or before 6 go, nothing is thinned
+    assert list(times.offsets) == [7, 8, 9] and times.first_after(6) == 7.0
+
+
+def _primary(tmp_path: Path, capacity: int) -> Primary:
+    store = Store(tmp_path, "everysec")
+    engine = Engine()
+    store.recover(engine, engine.apply_record)
+    return Primary(engine, store, Backlog(capacity), {"replid": "r" * 40}, "p")
+
+
+async def _stream(p: Primary, pos: int) -> bytes:
+    """The replication stream from `pos` to the end as a sender reads it, 100 bytes a read."""
+    out = b""
+    while pos < p.offset:
+        data = await p.stream_from(pos, 100, p.offset)
+        assert data, pos
+        out += data
+        pos += len(data)
+    return out
+
+
+def test_positions_before_the_backlog_are_read_from_the_log_until_a_snapshot(
+    tmp_path: Path,
+) -> None:
+    async def run() -> None:
+        p = _primary(tmp_path, capacity=200)
+        for i in range(60):
+            await p.write([b"XADD", b"s", b"*", b"i", b"%d" % i], None)
+        whole = b"".join(path.read_bytes() for path in p.store.segments())
+        assert len(whole) == p.offset and p.backlog.start > 0
+        assert p.backlog.held_bytes() < 400
+        assert await _stream(p, 0) == whole  # disk, then memory: the same bytes
+        assert [len(r) for r in records.scan(await _stream(p, 0))]
+        assert p.resume_point(Hello(name="r", replid=p.replid, offset=0)) == 0
+        await p.snapshot_now()
+        for i in range(3):
+            await p.write([b"XADD", b"s", b"*", b"i", b"%d" % i], None)
+        assert await p.stream_from(0, 100, p.offset) is None  # superseded: a full sync
+        assert p.resume_point(Hello(name="r", replid=p.replid, offset=0)) is None
+        assert p.store.read_log(0, 100, p.offset) == b""
+
+    asyncio.run(run())
+
+
+def test_a_primary_keeps_commit_times_under_capacity_without_replicas(tmp_path: Path) -> None:
+    async def run() -> None:
+        p = _primary(tmp_path, capacity=1 << 20)
+        p.commit_times = CommitTimes(capacity=32)
+        for i in range(500):
+            await p.write([b"XADD", b"s", b"*", b"i", b"%d" % i], None)
+            assert len(p.commit_times) <= 32
+
+    asyncio.run(run())
