@@ -29,8 +29,7 @@ def _fill(directory: Path, batches: int, snapshot_after: int | None = None) -> l
         asyncio.run(store.durable(store.written))
         ends.append(store.written)
         if snapshot_after is not None and i + 1 == snapshot_after:
-            offset, data = store.begin_snapshot(engine, {"replid": "r"})
-            store.finish_snapshot(offset, data)
+            store.finish_snapshot(store.begin_snapshot(engine, {"replid": "r"}))
     store.close()
     return ends
 

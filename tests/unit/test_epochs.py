@@ -149,8 +149,8 @@ def test_a_log_cut_back_across_segments_rebuilds_the_state_at_that_point(tmp_pat
     store, engine = Store(tmp_path / "n", "no"), Engine()
     store.recover(engine, engine.apply_record)
     ends = [_xadd(engine, store, i) for i in range(1, 6)]
-    offset, data = store.begin_snapshot(engine, {})  # a new segment from here
-    store.finish_snapshot(offset, data)
+    snap = store.begin_snapshot(engine, {})  # a new segment from here
+    store.finish_snapshot(snap)
     ends += [_xadd(engine, store, i) for i in range(6, 9)]
     store.begin_snapshot(engine, {})  # a third segment; its snapshot never finished
     ends += [_xadd(engine, store, i) for i in range(9, 11)]

@@ -6,6 +6,7 @@ whatever the replicas do. In-process, on temporary stores."""
 from __future__ import annotations
 
 import asyncio
+import tracemalloc
 from pathlib import Path
 
 from xstream.engine import Engine
@@ -109,3 +110,46 @@ def test_a_primary_keeps_commit_times_under_capacity_without_replicas(tmp_path: 
             assert len(p.commit_times) <= 32
 
     asyncio.run(run())
+
+
+def _empty_store(path: Path) -> Store:
+    store = Store(path, "no")
+    store.recover(Engine(), lambda effects: None)
+    return store
+
+
+def _big_engine() -> Engine:
+    engine = Engine()
+    for ms in range(1, 81):  # 80,000 entries of ~100 bytes: a ~9 MB snapshot
+        engine.xadd_many(b"s", [[b"f", b"%0100d" % i] for i in range(1000)], ms)
+    return engine
+
+
+def test_a_snapshot_is_written_as_it_is_serialized_never_held_whole(tmp_path: Path) -> None:
+    store, engine = _empty_store(tmp_path), _big_engine()
+    tracemalloc.start()
+    try:
+        snap = store.begin_snapshot(engine, {"replid": "r"})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert snap.size > 8 << 20 and snap.tmp.stat().st_size == snap.size
+    assert peak < 4 << 20  # a chunk or two at a time (~1 MiB each), not the 9 MB
+    store.finish_snapshot(snap)
+    again = Engine()
+    Store(tmp_path).recover(again, again.apply_record)
+    assert again.execute([b"XLEN", b"s"], 0).reply == 80_000
+
+
+def test_snapshots_at_one_offset_do_not_share_a_temporary_and_a_crash_leaves_none(
+    tmp_path: Path,
+) -> None:
+    store, engine = _empty_store(tmp_path), Engine()
+    engine.xadd_many(b"s", [[b"f", b"v"]] * 10, 1)
+    first, second = store.begin_snapshot(engine, {}), store.begin_snapshot(engine, {})
+    assert first.offset == second.offset and first.tmp != second.tmp
+    store.finish_snapshot(second)
+    assert first.tmp.exists()  # as a crash before its fsync would leave it
+    _empty_store(tmp_path)
+    assert not list(tmp_path.glob("snapshot-*.tmp*"))
+    assert len(store.snapshots()) == 1

@@ -56,8 +56,9 @@ def _write(store: Store, engine: Engine, argv: list[bytes]) -> None:
 def test_store_recovers_snapshot_plus_log_and_cuts_a_torn_tail(tmp_path: Path) -> None:
     store, engine = _store(tmp_path)
     _write(store, engine, [b"XADD", b"s", b"1-1", b"f", b"v"])
-    offset, data = store.begin_snapshot(engine, {"replid": "x"})
-    store.finish_snapshot(offset, data)
+    snap = store.begin_snapshot(engine, {"replid": "x"})
+    store.finish_snapshot(snap)
+    offset = snap.offset
     _write(store, engine, [b"XADD", b"s", b"2-1", b"f", b"v"])
     _write(store, engine, [b"XADD", b"s", b"3-1", b"f", b"v"])
     end = store.written

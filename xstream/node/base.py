@@ -450,15 +450,13 @@ class Node(ABC):
         mark = STATS.saving()
         ok = False
         try:
-            offset, data = self.store.begin_snapshot(self.engine, {"replid": self.replid})
-            await asyncio.get_running_loop().run_in_executor(
-                None, self.store.finish_snapshot, offset, data
-            )
+            snap = self.store.begin_snapshot(self.engine, {"replid": self.replid})
+            await asyncio.get_running_loop().run_in_executor(None, self.store.finish_snapshot, snap)
             ok = True
         finally:
             STATS.saved(mark, ok)
         METRICS.snapshots.inc()
-        return offset, len(data)
+        return snap.offset, snap.size
 
 
 # ---------------------------------------------------------------- server commands

@@ -41,8 +41,9 @@ import json
 import os
 import struct
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,15 @@ class Recovery:
     cut_bytes: int = 0  # bytes cut from a torn tail
     tail: list[bytes] = field(default_factory=list)  # segment bytes after the snapshot
     damage: Damage | None = None  # damage set aside (set_aside=True); the state is before it
+
+
+@dataclass
+class SnapshotFile:
+    """A snapshot written to its temporary file, not yet durable (Store.finish_snapshot)."""
+
+    offset: int  # the replication offset it is the state at
+    tmp: Path  # snapshot-<offset>.xsnap.tmp<n>; renamed to snapshot-<offset>.xsnap
+    size: int  # bytes
 
 
 def _name(prefix: str, offset: int, suffix: str) -> str:
@@ -114,6 +124,7 @@ class Store:
         self._fsync_failed = False  # since the last resume: no fsync is trusted again
         self._dry_run = False  # recover() only reports
         self._space_level = 0  # 0 free, 1 below twice the reserve, 2 below the reserve
+        self._temporaries = 0  # snapshot temporary files named so far (each its own name)
 
     # ------------------------------------------------------------ recovery
 
@@ -207,6 +218,8 @@ class Store:
     def _opened(self, rec: Recovery) -> Recovery:
         if self._dry_run:
             return rec
+        for tmp in self.dir.glob("snapshot-*.tmp*"):  # a snapshot a crash left unfinished
+            tmp.unlink(missing_ok=True)
         segments = [p for p in self.segments() if _offset_of(p) >= rec.snapshot_offset]
         self.snapshot_offset = rec.snapshot_offset
         self._open(_offset_of(segments[-1]) if segments else rec.offset, rec.offset)
@@ -508,14 +521,11 @@ class Store:
         write or fsync left; then take writes again. OSError (still faulted) if the disk fails
         again."""
         assert self.fault and self.base <= offset <= self.written
-        body = b"".join(snapshot.dump_chunks(engine))
-        head = json.dumps({**meta, "offset": offset}).encode()
+        snap = self._write_snapshot(offset, meta, snapshot.dump_chunks(engine))
         with contextlib.suppress(OSError):  # the old segment ends at a record boundary too
             os.ftruncate(self._fd, offset - self.base)
         self._open(offset, offset, fresh=True)
-        await asyncio.get_running_loop().run_in_executor(
-            None, self.finish_snapshot, offset, META_MAGIC + _U32.pack(len(head)) + head + body
-        )
+        await asyncio.get_running_loop().run_in_executor(None, self.finish_snapshot, snap)
         was, self.fault = self.fault, ""
         self.synced = offset
         self._fsync_failed = False
@@ -524,11 +534,14 @@ class Store:
 
     # ------------------------------------------------------------ snapshots
 
-    def begin_snapshot(self, engine: Engine, meta: dict[str, Any]) -> tuple[int, bytes]:
-        """Serialize the state now (consistent at `written`) and start a new segment there.
+    def begin_snapshot(self, engine: Engine, meta: dict[str, Any]) -> SnapshotFile:
+        """Serialize the state now (consistent at `written`) into a temporary file and start a
+        new segment there; `finish_snapshot` makes it durable (in a worker thread).
 
-        Returns (offset, file bytes); `finish_snapshot` writes them (in a worker thread).
-        DiskFault while the log is faulted (`resume` snapshots then).
+        The snapshot is written as it is serialized, ~1 MiB at a time, never held whole in
+        memory; the writes go to the page cache on the caller's loop (serializing is on the
+        loop already: the state must not move under it). DiskFault while the log is faulted
+        (`resume` snapshots then); OSError if the file cannot be written (nothing changed).
         """
         if self.fault:
             raise DiskFault(self.fault)
@@ -540,48 +553,71 @@ class Store:
                 self._fsync_failed = True
                 self._fail("fsync", e, None)  # acknowledged already (else its writer waits)
                 raise DiskFault(self.fault) from e
-        body = b"".join(snapshot.dump_chunks(engine))
-        head = json.dumps({**meta, "offset": offset}).encode()
+        snap = self._write_snapshot(offset, meta, snapshot.dump_chunks(engine))
         self._open(offset, offset)
         self.synced = max(self.synced, offset)
-        return offset, META_MAGIC + _U32.pack(len(head)) + head + body
+        return snap
 
-    def finish_snapshot(self, offset: int, data: bytes) -> None:
-        """Write a snapshot durably, then delete what it supersedes. Thread-safe. OSError
-        leaves the older snapshot and segments in place (the temporary file is removed)."""
-        final = self.dir / _name("snapshot", offset, ".xsnap")
-        tmp = final.with_suffix(".tmp")
+    def _write_snapshot(
+        self, offset: int, meta: dict[str, Any], body: Iterable[bytes]
+    ) -> SnapshotFile:
+        """The snapshot file (META magic, meta, `body`) written, not fsynced, to a temporary
+        name of its own. OSError removes it."""
+        head = json.dumps({**meta, "offset": offset}).encode()
+        self._temporaries += 1
+        tmp = self.dir / f"{_name('snapshot', offset, '.xsnap')}.tmp{self._temporaries}"
+        size = 0
         try:
-            with tmp.open("wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                for part in chain((META_MAGIC + _U32.pack(len(head)) + head,), body):
+                    _write_all(fd, part)
+                    size += len(part)
+            finally:
+                os.close(fd)
         except OSError as e:
             tmp.unlink(missing_ok=True)
             slog("snapshot_failed", level="error", offset=offset, error=e.strerror or str(e))
             raise
-        tmp.rename(final)
+        return SnapshotFile(offset, tmp, size)
+
+    def finish_snapshot(self, snap: SnapshotFile) -> None:
+        """Make a written snapshot durable (fsync, rename, fsync the directory), then delete
+        what it supersedes. Thread-safe. OSError leaves the older snapshot and segments in
+        place (the temporary file is removed)."""
+        final = self.dir / _name("snapshot", snap.offset, ".xsnap")
+        try:
+            fd = os.open(snap.tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as e:
+            snap.tmp.unlink(missing_ok=True)
+            slog("snapshot_failed", level="error", offset=snap.offset,
+                 error=e.strerror or str(e))  # fmt: skip
+            raise
+        snap.tmp.rename(final)
         dfd = os.open(self.dir, os.O_RDONLY)
         try:
             os.fsync(dfd)
         finally:
             os.close(dfd)
-        self.snapshot_offset = offset
+        self.snapshot_offset = snap.offset
         for old in self.snapshots():
-            if _offset_of(old) < offset:
+            if _offset_of(old) < snap.offset:
                 old.unlink(missing_ok=True)
         for seg in self.segments():
-            if _offset_of(seg) < offset:
+            if _offset_of(seg) < snap.offset:
                 seg.unlink(missing_ok=True)
-        slog("snapshot_written", offset=offset, bytes=len(data), file=final.name)
+        slog("snapshot_written", offset=snap.offset, bytes=snap.size, file=final.name)
 
     def reset(self, offset: int, snapshot_bytes: bytes, meta: dict[str, Any]) -> None:
         """A replica's full sync: the received snapshot becomes the whole data set at `offset`."""
         for old in self.snapshots():
             if _offset_of(old) > offset:  # from a history this one replaces
                 old.unlink(missing_ok=True)
-        head = json.dumps({**meta, "offset": offset}).encode()
-        self.finish_snapshot(offset, META_MAGIC + _U32.pack(len(head)) + head + snapshot_bytes)
+        self.finish_snapshot(self._write_snapshot(offset, meta, (snapshot_bytes,)))
         for seg in self.segments():
             if _offset_of(seg) != offset:
                 seg.unlink(missing_ok=True)
