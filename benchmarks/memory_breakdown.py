@@ -19,6 +19,8 @@ amount 42`), and at each point asks the child (SIGUSR1, answered on the node's e
   backlog     bytes held, chunks
   commit      commit-time bookkeeping entries
   modules     how many are imported
+  trimmed     VmRSS once glibc's malloc_trim(0) gave back the free heap's whole pages (taken
+              last: later points start from the trimmed heap)
 and, with --tracemalloc (slower, and its own bookkeeping inflates RSS), the top Python
 allocation sites by size.
 """
@@ -145,6 +147,9 @@ def report(node: Any, traced: bool) -> dict[str, Any]:
         "roles": _roles(node),
         "modules": len(sys.modules),
     }
+    libc = ctypes.CDLL("libc.so.6")
+    libc.malloc_trim(0)
+    out["after malloc_trim"] = {"VmRSS": _status()["VmRSS"], "malloc": _mallinfo()}
     if traced:
         import tracemalloc  # noqa: PLC0415
 
@@ -215,6 +220,9 @@ def show(at: int, rep: dict[str, Any]) -> None:
                           for k, v in rep[section].items())  # fmt: skip
         print(f"{section:9} {items}")
     print(f"{'modules':9} {rep['modules']}")
+    trimmed = rep["after malloc_trim"]
+    print(f"{'trimmed':9} VmRSS {trimmed['VmRSS']:,.1f} after malloc_trim(0) (what the free "
+          f"heap held in whole pages); malloc free {trimmed['malloc']['free']:,.1f}")  # fmt: skip
     for line in rep.get("tracemalloc", []):
         print("   ", line)
 

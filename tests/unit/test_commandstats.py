@@ -94,6 +94,7 @@ def test_prometheus_reads_the_same_counts(tmp_path: Path) -> None:
 
     from xstream.node.metrics import METRICS  # noqa: PLC0415
 
+    METRICS.enable()  # as serving them does (--metrics-port)
     store = Store(tmp_path / "data", "everysec")
     engine = Engine()
     store.recover(engine, engine.apply_record)
@@ -101,6 +102,7 @@ def test_prometheus_reads_the_same_counts(tmp_path: Path) -> None:
     STATS.reset()
     asyncio.run(p.execute([b"XADD", b"s", b"*", b"f", b"v"]))
     STATS.error("WRONGTYPE Operation against a key holding the wrong kind of value")
+    assert METRICS.registry is not None
     body = generate_latest(METRICS.registry).decode()
     assert 'xstream_commands_total{command="xadd"} 1.0' in body
     assert 'xstream_errors_total{prefix="WRONGTYPE"} 1.0' in body

@@ -1,11 +1,14 @@
 """What a node keeps in memory is bounded by its settings (issue 15): the backlog references
 less than its capacity plus one chunk, older positions are read back from the log on disk
 until a snapshot supersedes them, and the commit-time bookkeeping stays under its capacity
-whatever the replicas do. In-process, on temporary stores."""
+whatever the replicas do; snapshots are never held whole; an idle node leaves out the libraries
+only some nodes use. In-process, on temporary stores."""
 
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import tracemalloc
 from pathlib import Path
 
@@ -13,6 +16,7 @@ from xstream.engine import Engine
 from xstream.node import records
 from xstream.node.backlog import Backlog
 from xstream.node.handshake import Hello
+from xstream.node.metrics import Metrics
 from xstream.node.store import Store
 from xstream.primary.primary import CommitTimes, Primary
 
@@ -153,3 +157,35 @@ def test_snapshots_at_one_offset_do_not_share_a_temporary_and_a_crash_leaves_non
     _empty_store(tmp_path)
     assert not list(tmp_path.glob("snapshot-*.tmp*"))
     assert len(store.snapshots()) == 1
+
+
+def test_an_idle_node_imports_no_metrics_library_etcd_client_or_cryptography() -> None:
+    """What a primary or replica imports to run (the CLI, the runner, the loop): Prometheus
+    comes with --metrics-port, etcd's client with `xstream node`, cryptography with
+    `xstream certs`, never before."""
+    code = (
+        "import sys, xstream.cli, xstream.server.runner, xstream.server.loops\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'prometheus_client', 'cryptography', 'redis', 'wsgiref'} | "
+        "{m for m in sys.modules if m in ('xstream.coord.etcd', 'http.client')}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_metrics_are_no_ops_until_enabled_then_prometheus_counts() -> None:
+    from prometheus_client import generate_latest  # noqa: PLC0415
+
+    m = Metrics()
+    m.full_syncs.inc()
+    m.replica_ack.labels("r1").set(5)
+    m.replica_ack.remove("r1")
+    assert m.registry is None
+    m.enable()
+    m.enable()  # once
+    m.full_syncs.inc()
+    m.replica_ack.labels("r1").set(7)
+    assert m.registry is not None
+    body = generate_latest(m.registry).decode()
+    assert "xstream_full_syncs_total 1.0" in body
+    assert 'xstream_replica_ack_offset{replica="r1"} 7.0' in body

@@ -5,46 +5,110 @@ error replies by prefix (read from INFO's counts, stats.py), the replication off
 per-replica acked offset and lag (bytes and ms) on a primary, apply lag on a replica, fsync
 latency, snapshot and resync counts.
 
-Over TLS (`serve(..., tls=context)`), the endpoint is prometheus_client's WSGI app on a
-listening socket wrapped with the node's listening SSLContext (node/tls.py: rotated material
-reaches new scrapes). prometheus_client's own TLS option is not used: it takes files once, and
-it shakes hands in the accepting thread, where one silent client would stall every scrape.
+Without a metrics endpoint (no --metrics-port, the default) every metric is a no-op and
+prometheus_client is never imported: an idle node saves its ~2.6 MB and 55 modules. `serve`
+enables them (METRICS.enable) before the node starts; over TLS it hands over to
+metricshttp.py.
 """
 
 from __future__ import annotations
 
-import contextlib
-import socket
 import ssl
-import threading
-from collections.abc import Iterator
-from socketserver import ThreadingMixIn
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
-
-from prometheus_client import (
-    CollectorRegistry,
-    Counter,
-    Gauge,
-    Histogram,
-    make_wsgi_app,
-    start_http_server,
-)
-from prometheus_client.core import CounterMetricFamily, Metric
-from prometheus_client.registry import Collector
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Protocol
 
 from .stats import STATS
+
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.core import Metric
+    from prometheus_client.registry import Collector
 
 _LAG_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
 
 
+class CounterLike(Protocol):
+    def inc(self, amount: float = 1) -> None: ...
+    def labels(self, *values: object) -> CounterLike: ...
+
+
+class GaugeLike(Protocol):
+    def set(self, value: float) -> None: ...
+    def labels(self, *values: object) -> GaugeLike: ...
+    def remove(self, *values: object) -> None: ...
+    def set_function(self, f: Callable[[], float]) -> None: ...
+
+
+class HistogramLike(Protocol):
+    def observe(self, amount: float) -> None: ...
+
+
+class _Unscraped:
+    """Every metric while no endpoint serves them (no --metrics-port): updates do nothing,
+    and prometheus_client is not imported (~2.6 MB and 55 modules an idle node never uses)."""
+
+    def inc(self, amount: float = 1) -> None:
+        pass
+
+    def set(self, value: float) -> None:
+        pass
+
+    def observe(self, amount: float) -> None:
+        pass
+
+    def labels(self, *values: object) -> _Unscraped:
+        return self
+
+    def remove(self, *values: object) -> None:
+        pass
+
+    def set_function(self, f: Callable[[], float]) -> None:
+        pass
+
+
+_UNSCRAPED = _Unscraped()
+
+
 class Metrics:
+    """The node's metrics: no-ops until `enable()` (serve() calls it) makes them Prometheus
+    metrics in `registry`. Callers look an attribute up at each update, so they see the
+    real ones once enabled."""
+
     def __init__(self) -> None:
-        r = self.registry = CollectorRegistry()
-        r.register(_CommandStats())  # xstream_commands_total, xstream_errors_total
+        self.registry: CollectorRegistry | None = None  # once enabled
+        self.entries_ingested: CounterLike = _UNSCRAPED
+        self.offset: GaugeLike = _UNSCRAPED  # the node's offset, read at scrape time (host.py)
+        self.replica_ack: GaugeLike = _UNSCRAPED
+        self.replica_lag_bytes: GaugeLike = _UNSCRAPED
+        self.replica_lag_ms: GaugeLike = _UNSCRAPED
+        self.apply_lag: HistogramLike = _UNSCRAPED
+        self.fsync_seconds: HistogramLike = _UNSCRAPED
+        self.full_syncs: CounterLike = _UNSCRAPED
+        self.partial_syncs: CounterLike = _UNSCRAPED
+        self.snapshots: CounterLike = _UNSCRAPED
+        self.aof_cuts: CounterLike = _UNSCRAPED
+        self.disk_free: GaugeLike = _UNSCRAPED
+        self.disk_faults: CounterLike = _UNSCRAPED
+        self.disk_ok: GaugeLike = _UNSCRAPED
+
+    def enable(self) -> None:
+        """Make every metric a Prometheus metric (once; updates before it are not counted:
+        the node calls it before it starts)."""
+        if self.registry is not None:
+            return
+        from prometheus_client import (  # noqa: PLC0415 (only a node that serves them)
+            CollectorRegistry,
+            Counter,
+            Gauge,
+            Histogram,
+        )
+
+        r = CollectorRegistry()
+        self.registry = r
+        r.register(_command_stats())  # xstream_commands_total, xstream_errors_total
         self.entries_ingested = Counter(
             "xstream_ingested_entries", "Entries appended by Ingest", registry=r
         )
-        # The node of the moment's offset, read at scrape time (server/host.py sets it)
         self.offset = Gauge("xstream_repl_offset", "Replication offset", registry=r)
         self.replica_ack = Gauge(
             "xstream_replica_ack_offset", "Offset acked by a replica", ["replica"], registry=r
@@ -79,54 +143,41 @@ class Metrics:
         )
 
 
-class _CommandStats(Collector):
-    """Commands and error replies as INFO commandstats/errorstats count them (stats.py), read
-    at scrape time: nothing is counted twice on the request path. CONFIG RESETSTAT resets
-    them, which Prometheus reads as a counter reset."""
+def _command_stats() -> Collector:
+    """A collector of commands and error replies as INFO commandstats/errorstats count them
+    (stats.py), read at scrape time: nothing is counted twice on the request path. CONFIG
+    RESETSTAT resets them, which Prometheus reads as a counter reset."""
+    from prometheus_client.core import CounterMetricFamily  # noqa: PLC0415
+    from prometheus_client.registry import Collector  # noqa: PLC0415
 
-    def collect(self) -> Iterator[Metric]:
-        commands = CounterMetricFamily("xstream_commands", "Commands executed", labels=["command"])
-        for name, n in sorted(STATS.calls.items()):
-            commands.add_metric([name], n)
-        yield commands
-        errors = CounterMetricFamily("xstream_errors", "Error replies", labels=["prefix"])
-        for prefix, n in sorted(STATS.errors.items()):
-            errors.add_metric([prefix], n)
-        yield errors
+    class CommandStats(Collector):
+        def collect(self) -> Iterator[Metric]:
+            commands = CounterMetricFamily(
+                "xstream_commands", "Commands executed", labels=["command"]
+            )
+            for name, n in sorted(STATS.calls.items()):
+                commands.add_metric([name], n)
+            yield commands
+            errors = CounterMetricFamily("xstream_errors", "Error replies", labels=["prefix"])
+            for prefix, n in sorted(STATS.errors.items()):
+                errors.add_metric([prefix], n)
+            yield errors
+
+    return CommandStats()
 
 
 METRICS = Metrics()
 
 
 def serve(port: int, host: str = "127.0.0.1", tls: ssl.SSLContext | None = None) -> None:
-    """Serve /metrics on a daemon thread, over TLS with `tls`."""
+    """Serve /metrics on a daemon thread, over TLS with `tls` (metricshttp.py)."""
+    METRICS.enable()
+    assert METRICS.registry is not None
     if tls is None:
+        from prometheus_client import start_http_server  # noqa: PLC0415
+
         start_http_server(port, addr=host, registry=METRICS.registry)
         return
-    httpd = make_server(
-        host, port, make_wsgi_app(METRICS.registry), _Server6 if ":" in host else _Server,
-        handler_class=_Handler,
-    )  # fmt: skip
-    # The handshake happens in the request's own thread, on its first read.
-    httpd.socket = tls.wrap_socket(httpd.socket, server_side=True, do_handshake_on_connect=False)
-    threading.Thread(target=httpd.serve_forever, name="metrics", daemon=True).start()
+    from .metricshttp import serve_tls  # noqa: PLC0415
 
-
-class _Server(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-
-
-class _Server6(_Server):
-    address_family = socket.AF_INET6
-
-
-class _Handler(WSGIRequestHandler):
-    timeout = 10  # seconds: a client that stops mid-handshake or mid-request is dropped
-
-    def log_message(self, format: str, *args: object) -> None:
-        """Quiet, as prometheus_client's own server."""
-
-    def handle(self) -> None:
-        # A failed handshake (plaintext, a refused certificate) or a dropped client.
-        with contextlib.suppress(OSError):
-            super().handle()
+    serve_tls(METRICS.registry, port, host, tls)

@@ -30,7 +30,7 @@ import asyncio
 import contextlib
 import signal
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
@@ -50,11 +50,13 @@ from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
 from .config import NodeConfig, check_exposure, node_acl, tls_files
-from .coordinated import Coordinated
 from .host import Host, primary_from, replica_from
 from .resp import server as resp_server
 from .service import create_server
 from .tlsgrpc import server_credentials
+
+if TYPE_CHECKING:
+    from .coordinated import Coordinated
 
 __all__ = [
     "NodeConfig",
@@ -231,6 +233,8 @@ async def start_node(cfg: NodeConfig, tls: Tls | None = None) -> Running:
     replica.address = host.address
     if not cfg.name:
         replica.name = replica.address
+    from .coordinated import Coordinated  # noqa: PLC0415 (etcd's client: only `xstream node`)
+
     running.coordinated = Coordinated(host, asyncio.get_running_loop())
     running.coordinated.start()
     slog("node_ready", port=running.port, address=host.address, offset=rec.offset,
