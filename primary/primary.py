@@ -386,7 +386,10 @@ class Primary(Node):
                 raise misconf(e) from None
             if result.dirty:
                 STATS.changed()
-            self.backlog.append(data)
+            if self.replicas:
+                self.backlog.append(data)
+            else:  # nobody to serve from memory; a replica that comes reads the log
+                self.backlog.skip(len(data))
             self.commit_times.add(self.backlog.end, time.time(), self._commit_floor)
             self.new_data.fire()
             if self.store.segment_bytes > self.options.snapshot_bytes:

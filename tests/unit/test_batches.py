@@ -106,12 +106,12 @@ def test_watches_registry() -> None:
 
 
 def _records(p: Primary, start: int = 0) -> int:
-    return sum(1 for _ in records.scan(p.backlog.read(start, 1 << 30)))
+    return sum(1 for _ in records.scan(p.store.read_log(start, 1 << 30, p.offset)))
 
 
 def _replayed_digest(p: Primary) -> bytes:
     fresh = Engine()
-    for begin, stop in records.scan(data := p.backlog.read(0, 1 << 30)):
+    for begin, stop in records.scan(data := p.store.read_log(0, 1 << 30, p.offset)):
         for argv in records.decode_payload(records.payload(data, begin, stop)):
             fresh.apply(argv)
     return fresh.digest()

@@ -87,11 +87,12 @@ def test_positions_before_the_backlog_are_read_from_the_log_until_a_snapshot(
 ) -> None:
     async def run() -> None:
         p = _primary(tmp_path, capacity=200)
+        p.attach(Hello(name="r1"))  # a replica: the backlog keeps the stream's tail
         for i in range(60):
             await p.write([b"XADD", b"s", b"*", b"i", b"%d" % i], None)
         whole = b"".join(path.read_bytes() for path in p.store.segments())
         assert len(whole) == p.offset and p.backlog.start > 0
-        assert p.backlog.held_bytes() < 400
+        assert 200 <= p.backlog.held_bytes() < 400
         assert await _stream(p, 0) == whole  # disk, then memory: the same bytes
         assert [len(r) for r in records.scan(await _stream(p, 0))]
         assert p.resume_point(Hello(name="r", replid=p.replid, offset=0)) == 0
@@ -189,3 +190,21 @@ def test_metrics_are_no_ops_until_enabled_then_prometheus_counts() -> None:
     body = generate_latest(m.registry).decode()
     assert "xstream_full_syncs_total 1.0" in body
     assert 'xstream_replica_ack_offset{replica="r1"} 7.0' in body
+
+
+def test_a_primary_without_replicas_keeps_no_backlog_and_serves_from_the_log(
+    tmp_path: Path,
+) -> None:
+    async def run() -> None:
+        p = _primary(tmp_path, capacity=1 << 20)
+        for i in range(20):
+            await p.write([b"XADD", b"s", b"*", b"i", b"%d" % i], None)
+        assert p.backlog.held_bytes() == 0 and p.backlog.start == p.offset > 0
+        before = p.offset
+        p.attach(Hello(name="r1"))
+        await p.write([b"XADD", b"s", b"*", b"i", b"late"], None)
+        assert p.backlog.start == before and p.backlog.held_bytes() == p.offset - before
+        whole = b"".join(path.read_bytes() for path in p.store.segments())
+        assert await _stream(p, 0) == whole
+
+    asyncio.run(run())

@@ -10,7 +10,8 @@ at once, so the chunks referenced hold less than `capacity` bytes plus the oldes
 
 The capacity (--backlog-bytes, default 1 MiB as Redis's repl-backlog-size) is a cache size,
 not how far back a replica can resume: it decides which senders read memory and which read
-the disk (a replica that was away or is behind by more than it).
+the disk (a replica that was away or is behind by more than it). A primary without replicas
+keeps nothing in it (`skip`), as Redis has no backlog until a replica attaches.
 
 Primaries and replicas both keep one (a replica appends each run of whole records it
 applies), so a promoted replica serves its siblings' partial resyncs from what it received.
@@ -69,6 +70,16 @@ class Backlog:
             del chunks[: self._head]
             del self._starts[: self._head]
             self._head = 0
+
+    def skip(self, n: int) -> None:
+        """The stream moved on by `n` bytes that are not kept here (no replica to serve them
+        from memory; the log on disk has them): it holds nothing, from the new end on."""
+        self.end += n
+        self.start = self.end
+        if self._chunks:
+            self._chunks.clear()
+            self._starts.clear()
+            self._head = self._size = 0
 
     def held_bytes(self) -> int:
         """Bytes of the chunks it references: less than `capacity` plus its oldest chunk."""
