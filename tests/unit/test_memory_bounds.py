@@ -13,7 +13,7 @@ import tracemalloc
 from pathlib import Path
 
 from xstream.engine import Engine
-from xstream.node import records
+from xstream.node import heap, records
 from xstream.node.backlog import Backlog
 from xstream.node.handshake import Hello
 from xstream.node.metrics import Metrics
@@ -208,3 +208,12 @@ def test_a_primary_without_replicas_keeps_no_backlog_and_serves_from_the_log(
         assert await _stream(p, 0) == whole
 
     asyncio.run(run())
+
+
+def test_the_heap_is_trimmed_only_when_it_holds_more_free_bytes_than_asked() -> None:
+    held = [bytes(3000) for _ in range(20_000)]  # ~60 MB of malloc'd blocks
+    del held[::2]  # half freed, in holes between live blocks: not given back by free()
+    assert heap.free_bytes() > 16 << 20
+    assert not heap.trim(min_free=1 << 62)
+    assert heap.trim(min_free=16 << 20)
+    del held

@@ -9,7 +9,8 @@ calls (1 s grace), background tasks end, the log is flushed and fsynced.
 Damaged data (damage.py): a primary refuses to start on it (CorruptLog: the message says
 which file and offset, and what to do); a replica or an elected node keeps the good prefix,
 sets the rest aside and takes what it lacks from a primary. `watch_disk` reads the free
-space each second and, while the log is faulted, probes the disk and resumes it.
+space each second and, while the log is faulted, probes the disk and resumes it; `trim_heap`
+gives the C heap's free pages back every few seconds when there are many (node/heap.py).
 
 With `--resp-port`, the node also speaks Redis's protocol (resp/server.py) on the same event
 loop, over the same host: every command goes through the same `host.node.execute`.
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 
 from xstream.engine import Engine, EngineConfig
-from xstream.node import logs, metrics
+from xstream.node import heap, logs, metrics
 from xstream.node.base import Node
 from xstream.node.expiry import run_active_expiry
 from xstream.node.infotext import event_loop
@@ -57,6 +58,8 @@ from .tlsgrpc import server_credentials
 
 if TYPE_CHECKING:
     from .coordinated import Coordinated
+
+HEAP_TRIM_SECONDS = 5.0  # how often the node looks at the heap's free bytes (heap.trim)
 
 __all__ = [
     "NodeConfig",
@@ -150,7 +153,16 @@ async def _serve_host(cfg: NodeConfig, host: Host, store: Store) -> Running:
     running.tasks.append(asyncio.create_task(store.run_everysec()))
     running.tasks.append(asyncio.create_task(watch_disk(host, store)))
     running.tasks.append(asyncio.create_task(run_active_expiry(lambda: host.node)))
+    running.tasks.append(asyncio.create_task(trim_heap()))
     return running
+
+
+async def trim_heap(every: float = HEAP_TRIM_SECONDS) -> None:
+    """Give the heap's free pages back every `every` seconds when there are many (heap.py):
+    what recovery, a full sync or a long reply left behind."""
+    while True:
+        await asyncio.sleep(every)
+        heap.trim()
 
 
 async def watch_disk(host: Host, store: Store, every: float = 1.0) -> None:
