@@ -69,6 +69,26 @@ def test_config_bytes(redis_server: RedisServer, xstream_port: int) -> None:
     assert exchange(xstream_port, CONFIG_SESSION) == exchange(redis_server.port, CONFIG_SESSION)
 
 
+BACKLOG_SESSION = (
+    b"CONFIG GET repl-backlog-size\r\n"
+    b"CONFIG SET repl-backlog-size 100\r\n"
+    b"CONFIG GET repl-backlog-size\r\n"
+    b"CONFIG SET repl-backlog-size 0\r\n"
+    b"CONFIG SET repl-backlog-size abc\r\n"
+    b"CONFIG SET repl-backlog-size -5\r\n"
+    b"CONFIG SET repl-backlog-size 2mb\r\n"
+    b"CONFIG GET repl-backlog-size\r\n"
+    b"CONFIG SET repl-backlog-size 1mb\r\n"
+)
+
+
+def test_config_repl_backlog_size_is_the_backlog(
+    redis_server: RedisServer, xstream_port: int
+) -> None:
+    """The default (1 MiB) and the changes of both, 16 KiB at least, errors byte for byte."""
+    assert exchange(xstream_port, BACKLOG_SESSION) == exchange(redis_server.port, BACKLOG_SESSION)
+
+
 def test_config_get_several_patterns(redis_server: RedisServer, xstream_port: int) -> None:
     """Several patterns at once (Redis 7), each parameter once, in any order."""
     line = b"CONFIG GET stream-node-* stream-node-max-bytes maxmemory *-policy"

@@ -8,7 +8,8 @@ Three kinds, by where the value lives:
 * live: read from the node (port: the RESP port, appendfsync: --fsync, proto-max-bulk-len,
   client-query-buffer-limit, enable-debug-command), fixed at start: CONFIG SET to the value
   they have is accepted (so a client restoring what CONFIG GET * gave succeeds), to another
-  value refused with Redis's "can't set immutable config".
+  value refused with Redis's "can't set immutable config". Except repl-backlog-size
+  (--backlog-bytes), which CONFIG SET changes as in Redis (at least 16 KiB).
 * stored: Redis parameters that have no effect here (appendonly: the log is always on; save:
   snapshots follow --snapshot-bytes; maxmemory, timeout, ...): CONFIG SET checks the value's
   form as Redis does (yes/no, an integer) and keeps it, CONFIG GET answers it. Per process,
@@ -65,7 +66,6 @@ STORED: dict[str, tuple[str, str]] = {
     "repl-diskless-sync": (BOOL, "yes"),
     "repl-diskless-sync-delay": (INT, "5"),
     "repl-diskless-load": (TEXT, "disabled"),
-    "repl-backlog-size": (MEMORY, "1048576"),
     "replica-read-only": (BOOL, "yes"),
     "replica-serve-stale-data": (BOOL, "yes"),
     "min-replicas-to-write": (INT, "0"),
@@ -83,8 +83,13 @@ STORED: dict[str, tuple[str, str]] = {
 _stored: dict[str, str] = {}  # CONFIG SET values of STORED parameters, this process's
 
 
+BACKLOG_MIN = 16 << 10  # repl-backlog-size: Redis's smallest backlog (a CONFIG SET below it)
+_LLONG_MAX = (1 << 63) - 1
+
+
 def _live(node: Node) -> dict[str, str]:
     return {
+        "repl-backlog-size": str(node.backlog.capacity),
         "port": str(STATS.tcp_port),
         "appendfsync": node.store.fsync,
         "proto-max-bulk-len": str(node.limits.proto_max_bulk_len),
@@ -112,6 +117,8 @@ def check(node: Node, name: str, value: bytes) -> Callable[[], None] | None:
     do). KeyError: an unknown name; StreamError: a value refused, its reason (for CONFIG
     SET's 'CONFIG SET failed' line)."""
     text = value.decode("utf-8", "surrogateescape")
+    if name == "repl-backlog-size":
+        return _backlog_size(node, value)
     live = _live(node)
     if name in live:
         if text != live[name]:
@@ -131,3 +138,18 @@ def check(node: Node, name: str, value: bytes) -> Callable[[], None] | None:
             raise StreamError("argument must be a memory value")
         stored = str(n)
     return lambda: _stored.__setitem__(name, stored)
+
+
+def _backlog_size(node: Node, value: bytes) -> Callable[[], None]:
+    """repl-backlog-size, the one live parameter CONFIG SET changes (as Redis does): the
+    backlog's capacity from its next append on (node/backlog.py), at least BACKLOG_MIN."""
+    n = memtoull(value)
+    if n is None:
+        raise StreamError("argument must be a memory value")
+    if not 1 <= n <= _LLONG_MAX:
+        raise StreamError(f"argument must be between 1 and {_LLONG_MAX} inclusive")
+
+    def apply() -> None:
+        node.backlog.capacity = max(n, BACKLOG_MIN)
+
+    return apply
