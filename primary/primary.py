@@ -5,8 +5,10 @@ A write, on the event loop (the single writer), with no await until its record i
     engine.execute(argv, now)          all-or-nothing; StreamError leaves nothing behind
     -> records.encode(effects)         one record per write (an EXEC, a RESP pipeline's run of
     -> store.append                    writes and an ingest batch are one record each), in the file
-    -> backlog.append                  before anything else sees it
-    -> wake blocked readers and the replica senders (which ship up to `shippable()`)
+    -> backlog.append                  before anything else sees it (while replicas are
+                                       attached: the backlog is memory's copy of the log's tail)
+    -> wake blocked readers and the replica senders (which ship up to `shippable()`, from the
+       backlog or, further back, from the log on disk: `stream_from`)
     then, awaiting:  store.durable(offset)   (fsync=always: group-committed fsync)
                      acks from N replicas    (acks=quorum|all, with a timeout)
 
