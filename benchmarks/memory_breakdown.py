@@ -5,6 +5,7 @@ Run by hand, never by the test suite:
     .venv/bin/python benchmarks/memory_breakdown.py                  # 1M entries, 3 fields
     .venv/bin/python benchmarks/memory_breakdown.py -n 3000000 --at 1000000,3000000
     .venv/bin/python benchmarks/memory_breakdown.py --tracemalloc    # + Python allocation sites
+    .venv/bin/python benchmarks/memory_breakdown.py --replicas 2     # a replicated primary
     .venv/bin/python benchmarks/memory_breakdown.py -- --backlog-bytes 1048576   # node flags
 
 It starts this file again as a child that runs a primary in-process (the node of
@@ -37,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -227,10 +229,33 @@ def show(at: int, rep: dict[str, Any]) -> None:
         print("   ", line)
 
 
+def free_port() -> int:
+    import socket  # noqa: PLC0415
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_until(what: str, check: Callable[[], bool]) -> None:
+    import redis  # noqa: PLC0415
+
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return
+        except redis.exceptions.ConnectionError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"{what}: not within 300 s")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("-n", type=int, default=1_000_000, help="entries in all")
     p.add_argument("--at", default="", help="comma-separated entry counts to report at")
+    p.add_argument("--replicas", type=int, default=0, help="replicas attached to the primary")
     p.add_argument("--tracemalloc", action="store_true", help="Python allocation sites too")
     p.add_argument("--child", default="", help=argparse.SUPPRESS)
     p.add_argument("node_args", nargs="*", help="extra flags of the primary (after --)")
@@ -242,34 +267,43 @@ def main() -> int:
 
     points = sorted({0, *(int(x) for x in args.at.split(",") if x), args.n})
     with tempfile.TemporaryDirectory(prefix="memory-breakdown-") as d:
-        import socket  # noqa: PLC0415
-
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+        port, grpc_port = free_port(), free_port()
         out = Path(d) / "report.json"
-        node = ["primary", "--port", "0", "--resp-port", str(port), "--data-dir",
+        node = ["primary", "--port", str(grpc_port), "--resp-port", str(port), "--data-dir",
                 f"{d}/data", "--log-level", "warning", *args.node_args]  # fmt: skip
         flags = ["--tracemalloc"] if args.tracemalloc else []
-        proc = subprocess.Popen([sys.executable, str(HERE), "--child", str(out), *flags,
-                                 "--", *node])  # fmt: skip
+        procs = [subprocess.Popen([sys.executable, str(HERE), "--child", str(out), *flags,
+                                   "--", *node])]  # fmt: skip
         try:
             r = redis.Redis(port=port)
-            for _ in range(600):
-                try:
-                    r.ping()
-                    break
-                except redis.exceptions.ConnectionError:
-                    assert proc.poll() is None, "the node exited"
-                    time.sleep(0.1)
+            wait_until("the primary", lambda: bool(r.ping()))
+            replicas = []
+            for i in range(args.replicas):
+                rport = free_port()
+                procs.append(subprocess.Popen([sys.executable, "-m", "xstream.cli", "replica",
+                    "--port", str(free_port()), "--resp-port", str(rport), "--primary",
+                    f"127.0.0.1:{grpc_port}", "--data-dir", f"{d}/r{i}",
+                    "--log-level", "warning"]))  # fmt: skip
+                replicas.append(redis.Redis(port=rport))
+            for rep in replicas:
+                wait_until("a replica", lambda rep=rep: bool(rep.ping()))  # type: ignore[misc]
             done = 0
             for at in points:
                 load(r, done, at)
                 done = at
-                show(at, ask(proc, r, out))
+                end = r.info("replication")["master_repl_offset"]
+                wait_until(
+                    "the replicas caught up",
+                    lambda end=end: all(  # type: ignore[misc]
+                        x.info("replication")["slave_repl_offset"] >= end for x in replicas
+                    ),
+                )
+                show(at, ask(procs[0], r, out))
         finally:
-            proc.terminate()
-            proc.wait(30)
+            for proc in procs:
+                proc.terminate()
+            for proc in procs:
+                proc.wait(30)
     return 0
 
 
