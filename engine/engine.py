@@ -42,12 +42,12 @@ from collections import deque
 from collections.abc import Sequence
 
 from . import api, commands, digest
-from .context import Argv, BlockSpec, Ctx, EngineConfig, Result, Signaled
+from .context import Argv, BlockSpec, Ctx, Result, Signaled
 from .errors import StreamError, not_integer
 from .ids import string2ll
 from .keyspace import Clock, Keyspace, Mode
 from .reply import OK
-from .settings import Settings
+from .settings import EngineConfig, Settings
 from .stream import Stream
 
 _MASK64 = (1 << 64) - 1

@@ -20,11 +20,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .context import EngineConfig
 from .errors import StreamError
 from .ids import string2ll
 
 LONG_MAX = (1 << 63) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    node_max_bytes: int = 4096  # stream-node-max-bytes; 0 = no limit (capped at 1 GiB)
+    node_max_entries: int = 100  # stream-node-max-entries; 0 = no limit
+    databases: int = 16  # Redis's `databases`: db indexes are 0 .. databases - 1
+    random_seed: int = 0  # seeds the engine's RANDOMKEY sequence (engine.py)
+    idmp_duration: int = 100  # stream-idmp-duration: a new stream's IDMP window, seconds
+    idmp_maxsize: int = 100  # stream-idmp-maxsize: a new stream's IIDs kept per producer
+
+    @property
+    def idmp(self) -> tuple[int, int]:
+        """A new stream's (idmp_duration, idmp_maxsize)."""
+        return self.idmp_duration, self.idmp_maxsize
 
 
 @dataclass(frozen=True, slots=True)
