@@ -25,9 +25,9 @@ pure() {
 key=$("$py" scripts/mypyc_build.py key) || pure "could not read the engine's sources"
 out=$cache/engine-$key
 if [ ! -f "$out/.complete" ]; then
-  # The toolchain: the compiler the interpreter was built with, and its headers.
-  read -r cc inc pkg < <("$py" -c 'import sys, sysconfig
-cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+  # The toolchain: $CC or the compiler the interpreter was built with, and its headers.
+  read -r cc inc pkg < <("$py" -c 'import os, sys, sysconfig
+cc = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
 print(cc, sysconfig.get_paths()["include"], "python%d.%d-dev" % sys.version_info[:2])')
   missing=()
   command -v "$cc" >/dev/null || missing+=(gcc)

@@ -80,7 +80,10 @@ def build(out: Path) -> None:
             f"DIGEST = {sources_digest()!r}  # native.sources_digest() of engine/\n"
             f"SOURCES = {compiled!r}  # compiled, besides this module\n"
         )
-        subprocess.run([sys.executable, __file__, "setup", *compiled], cwd=tmp, check=True)
+        argv = [sys.executable, __file__, "setup", *compiled]
+        setup = subprocess.run(argv, cwd=tmp, check=False)
+        if setup.returncode:
+            sys.exit(setup.returncode)  # mypy's or the compiler's messages are above
         out.mkdir(parents=True, exist_ok=True)
         for so in package.rglob("*" + SUFFIX):
             dest = out / so.relative_to(package)
