@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import chain
-from typing import cast
+from typing import Final, cast
 
 from .commands import append
 from .commands.add_trim import id_exhausted
@@ -30,7 +30,7 @@ from .reply import Reply
 from .settings import EngineConfig
 from .stream import LISTPACK_MAX_SIZE
 
-_MAX_IDV = (1 << 128) - 1  # MAX_ID as a 128-bit int
+_MAX_IDV: Final = (1 << 128) - 1  # MAX_ID as a 128-bit int
 
 
 def xadd_many(

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
+from typing import Final
 
 from . import api, commands, digest
 from .context import Argv, BlockSpec, Ctx, Result, Signaled
@@ -50,7 +51,7 @@ from .reply import OK
 from .settings import EngineConfig, Settings
 from .stream import Stream
 
-_MASK64 = (1 << 64) - 1
+_MASK64: Final = (1 << 64) - 1
 
 
 class Engine:

@@ -16,15 +16,15 @@ The rax key of an ID is its 16-byte big-endian encoding, so byte order equals ID
 from __future__ import annotations
 
 import struct
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from .errors import StreamError, invalid_id
 
-UINT64_MAX = (1 << 64) - 1
-INT64_MAX = (1 << 63) - 1
-INT64_MIN = -(1 << 63)
-_KEY = struct.Struct(">QQ")
-_SPACES = b" \t\n\v\f\r"
+UINT64_MAX: Final = (1 << 64) - 1
+INT64_MAX: Final = (1 << 63) - 1
+INT64_MIN: Final = -(1 << 63)
+_KEY: Final = struct.Struct(">QQ")
+_SPACES: Final = b" \t\n\v\f\r"
 
 
 class StreamID(NamedTuple):
@@ -64,8 +64,8 @@ class StreamID(NamedTuple):
         return None
 
 
-MIN_ID = StreamID(0, 0)
-MAX_ID = StreamID(UINT64_MAX, UINT64_MAX)
+MIN_ID: Final = StreamID(0, 0)
+MAX_ID: Final = StreamID(UINT64_MAX, UINT64_MAX)
 
 
 def string2ll(s: bytes) -> int | None:

@@ -47,18 +47,19 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
-from typing import Generic, TypeVar
+from typing import Final, Generic, TypeVar
 
 V = TypeVar("V")
 _Move = Callable[[], bool]  # an iterator step; False when it runs off the tree
 
-NODE_MAX_SIZE = (1 << 29) - 1  # rax.c RAX_NODE_MAX_SIZE: longest run a node header can count
-SEEK_OPS = frozenset(("^", "$", ">=", ">", "<=", "<", "=="))
-_PTR = 8  # pointer size of the 64-bit build whose allocations node_bytes() reports
-_HEADER = 4  # raxNode header: iskey:1 isnull:1 iscompr:1 size:29
+NODE_MAX_SIZE: Final = (1 << 29) - 1  # rax.c RAX_NODE_MAX_SIZE: longest run a header counts
+SEEK_OPS: Final = frozenset(("^", "$", ">=", ">", "<=", "<", "=="))
+_PTR: Final = 8  # pointer size of the 64-bit build whose allocations node_bytes() reports
+_HEADER: Final = 4  # raxNode header: iskey:1 isnull:1 iscompr:1 size:29
 
 
-_NO_CHILDREN: tuple[()] = ()  # the leaves' children: immutable, replaced (never mutated) on growth
+# the leaves' children: immutable, replaced (never mutated) on growth
+_NO_CHILDREN: Final[tuple[()]] = ()
 
 
 class _Node(Generic[V]):

@@ -19,11 +19,12 @@ MEMORY_CONFIG for stream-node-max-bytes), errors are CONFIG SET's `reason` texts
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Final
 
 from .errors import StreamError
 from .ids import string2ll
 
-LONG_MAX = (1 << 63) - 1
+LONG_MAX: Final = (1 << 63) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,14 +50,14 @@ class Setting:
     memory: bool = False  # accepts units (4kb, 1mb, ...) as Redis's MEMORY_CONFIG
 
 
-SETTINGS: dict[bytes, Setting] = {
+SETTINGS: Final[dict[bytes, Setting]] = {
     b"stream-node-max-bytes": Setting("node_max_bytes", 0, LONG_MAX, memory=True),
     b"stream-node-max-entries": Setting("node_max_entries", 0, LONG_MAX),
     b"stream-idmp-duration": Setting("idmp_duration", 1, 86400),
     b"stream-idmp-maxsize": Setting("idmp_maxsize", 1, 10000),
 }
 
-_UNITS = {b"": 1, b"b": 1, b"k": 1000, b"kb": 1024, b"m": 1000**2, b"mb": 1024**2,
+_UNITS: Final = {b"": 1, b"b": 1, b"k": 1000, b"kb": 1024, b"m": 1000**2, b"mb": 1024**2,
           b"g": 1000**3, b"gb": 1024**3}  # fmt: skip
 
 

@@ -16,6 +16,8 @@ last_id moved, and XSETCONSUMER with the consumer's exact times.
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..context import BlockSpec, Ctx
 from ..errors import StreamError
 from ..groups import Consumer, ConsumerGroup
@@ -27,12 +29,12 @@ from .args import cstr
 from .groupbase import bumped, claim_effect, consumer_effect, nogroup, setid_effect
 from .read import ReadOptions, last_valid_id, parse_read_options
 
-_MEANINGLESS = (
+_MEANINGLESS: Final = (
     "The {0} ID is meaningless in the context of XREADGROUP: you want to read the history of "
     "this consumer by specifying a proper ID, or use the > ID to get new messages. The {0} ID "
     "would just return an empty result set."
 )
-_NEW = None  # the `>` ID
+_NEW: Final = None  # the `>` ID
 
 
 def xreadgroup(ctx: Ctx) -> Reply:
@@ -66,7 +68,7 @@ def xreadgroup(ctx: Ctx) -> Reply:
     return NULL_ARRAY
 
 
-POLL_MS = 100  # Redis checks claim timeouts from its event loop, idle at hz 10: every 100 ms
+POLL_MS: Final = 100  # Redis checks claim timeouts from its event loop, idle at hz 10: every 100 ms
 
 
 def _claimable_at(
