@@ -235,6 +235,12 @@ class Stream:
 
     def edge_id(self, first: bool, skip_tombstones: bool = True) -> StreamID:
         """First or last entry ID (MAX/MIN when there is none), as streamGetEdgeID."""
+        if not first and skip_tombstones:  # the last live entry: walk back from the end
+            for key, lp in self.rax.reversed_items():
+                found = node.last_live_id(lp, StreamID.from_key(key))
+                if found is not None:
+                    return found
+            return MIN_ID
         nodes = self.rax.items() if first else self.rax.reversed_items()
         for key, lp in nodes:
             entries = node.scan(lp, StreamID.from_key(key))

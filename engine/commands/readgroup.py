@@ -21,7 +21,7 @@ from typing import Final
 from ..context import BlockSpec, Ctx
 from ..errors import StreamError
 from ..groups import Consumer, ConsumerGroup
-from ..ids import MAX_ID, StreamID, parse_strict
+from ..ids import MAX_ID, StreamID, parse_encoded, parse_strict
 from ..lag import advance
 from ..reply import NULL_ARRAY, PairMap, Reply
 from ..stream import Stream
@@ -141,7 +141,7 @@ def _new(
         for item in s.range(start, MAX_ID, room):
             eid_bytes, fields = item
             assert isinstance(eid_bytes, bytes)
-            entry_id = parse_strict(eid_bytes)
+            entry_id = parse_encoded(eid_bytes)
             advance(s, g, entry_id)
             if not o.noack:
                 nack = g.pel.get(entry_id)
