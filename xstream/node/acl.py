@@ -18,6 +18,10 @@ nothing here logs, and ACL LOG entries name the user, never a password.
 The default user is `on nopass ~* &* +@all` until `--requirepass P` (`>P`, no nopass).
 Reading and writing the ACL file is the caller's (the server's) I/O; `load` parses a text
 into a new set of users, all or nothing, with Redis's `<file>:<line>: ...` errors.
+
+On a node the users are replicated state (users.py): a change is computed here without
+being installed (`prepare`, `doomed`, `load`), then logged as a users record and applied
+from it; `User.tokens()` is the form a record and a snapshot carry.
 """
 
 from __future__ import annotations
@@ -102,13 +106,18 @@ class User:
     def channel_text(self) -> str:
         return " ".join("&" + c for c in self.channels) if self.channels else "resetchannels"
 
+    def tokens(self) -> list[str]:
+        """The rules that rebuild this user from `reset`, one a word (a pattern may hold a
+        blank): ACL LIST's description, split, and what a users record carries (users.py)."""
+        keys = [("~" if p == "RW" else f"%{p}~") + pat for p, pat in self.keys]
+        channels = ["&" + c for c in self.channels] or ["resetchannels"]
+        base = "+@all" if self.all_base else "-@all"
+        return [*self.flags(), *("#" + h for h in self.passwords), *keys, *channels, base,
+                *self.rules]  # fmt: skip
+
     def describe(self) -> str:
         """ACL LIST's description (and the ACL file's line) after `user <name> `."""
-        parts = [*self.flags(), *("#" + h for h in self.passwords)]
-        if self.keys:
-            parts.append(self.key_text())
-        parts += [self.channel_text(), self.command_text()]
-        return " ".join(parts)
+        return " ".join(self.tokens())
 
     # --- checks --------------------------------------------------------------------------------
 
@@ -301,6 +310,10 @@ class Acl:
         self.log_max_len = log_max_len
         self._entries = 0  # entries ever added: the next entry_id
         self.file = ""  # --aclfile: ACL LOAD and SAVE's file (the edge reads it); "": none
+        # The users came from the node's data (a snapshot, a users record, a full sync:
+        # users.py), not from its own --requirepass/--aclfile; False: its config's (or the
+        # built-in default).
+        self.from_data = False
 
     @property
     def default(self) -> User:
@@ -317,21 +330,35 @@ class Acl:
             return None
         return user
 
-    def setuser(self, name: str, rules: list[str]) -> None:
-        """ACL SETUSER: create the user if new (off, -@all, nothing else), then apply every
-        rule to a copy; the copy replaces the user only if all applied."""
+    def prepare(self, name: str, rules: list[str]) -> User:
+        """ACL SETUSER's outcome, not installed: the user (created if new: off, -@all,
+        nothing else) with every rule applied to a copy. AclError or ValueError (Redis's
+        text) if one does not apply; nothing here changes either way."""
         if not valid_username(name):
             raise ValueError("Usernames can't contain spaces or null characters")
         current = self.users.get(name)
         user = current.copy() if current is not None else User(name)
         for rule in rules:
             apply_rule(user, rule)
-        self.users[name] = user
+        return user
 
-    def deluser(self, names: list[str]) -> int:
+    def setuser(self, name: str, rules: list[str]) -> None:
+        """ACL SETUSER on this Acl alone (a node's replicated change is users.py's)."""
+        self.users[name] = self.prepare(name, rules)
+
+    def doomed(self, names: list[str]) -> list[str]:
+        """ACL DELUSER's victims: the named users that exist, once each, in order;
+        ValueError (Redis's text) if `default` is named. Nothing is removed here."""
         if "default" in names:
             raise ValueError("The 'default' user cannot be removed")
-        return sum(self.users.pop(n, None) is not None for n in dict.fromkeys(names))
+        return [n for n in dict.fromkeys(names) if n in self.users]
+
+    def deluser(self, names: list[str]) -> int:
+        """ACL DELUSER on this Acl alone; how many users were removed."""
+        victims = self.doomed(names)
+        for name in victims:
+            del self.users[name]
+        return len(victims)
 
     def listing(self) -> list[str]:
         """ACL LIST: `user <name> <description>`, by name."""

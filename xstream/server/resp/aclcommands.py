@@ -10,6 +10,13 @@
 The rules are node/acl.py's; ACL LOAD and SAVE read and write the `--aclfile` (Redis's format,
 written whole then renamed). Texts are Redis 8's (src/acl.c); those 7.0 shares are compared
 with redis-server in tests/compat. Passwords never reach a log line.
+
+Users are replicated (node/users.py): SETUSER, DELUSER and LOAD are writes of the node
+(`Conn.change_users`, the node's change_users): refused first as any write is (a replica's
+READONLY, MISCONF, ...), then a users record is logged, shipped and applied, and the
+connection's loop settles it as a write (fsync policy) before the reply. A change that
+changes nothing logs nothing. SAVE writes this node's own file on any role; LOG is each
+node's own.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from pathlib import Path
 from xstream.engine.errors import StreamError, unknown_subcommand, wrong_arity
 from xstream.engine.reply import OK, Reply, ReplyMap
 from xstream.node import acl as aclmod
-from xstream.node import aclcats
+from xstream.node import aclcats, users
 from xstream.node.acl import AclError, User
 
 from .conncommands import Conn, EdgeReply, login, note_denial
@@ -103,19 +110,36 @@ def _getuser(conn: Conn, argv: list[bytes]) -> Reply:
     )
 
 
+def _change(conn: Conn, effects: list[list[bytes]]) -> None:
+    """A users record: logged and shipped by the node, then applied; no effects: only the
+    node's refusal of writes, if any (a replica's READONLY), raised before anything runs."""
+    if conn.change_users is not None:
+        conn.change_users(effects)
+    elif effects:
+        users.install(conn.acl, users.applied(conn.acl.users, effects))
+
+
 def _setuser(conn: Conn, argv: list[bytes]) -> Reply:
+    _change(conn, [])
     try:
-        conn.acl.setuser(_text(argv[2]), [_text(a) for a in argv[3:]])
+        user = conn.acl.prepare(_text(argv[2]), [_text(a) for a in argv[3:]])
     except (AclError, ValueError) as e:
         raise StreamError(str(e)) from None
+    current = conn.acl.users.get(user.name)
+    if current is None or current.tokens() != user.tokens():  # else: nothing to log
+        _change(conn, [users.setuser_effect(user)])
     return OK
 
 
 def _deluser(conn: Conn, argv: list[bytes]) -> Reply:
+    _change(conn, [])
     try:
-        return conn.acl.deluser([_text(a) for a in argv[2:]])
+        victims = conn.acl.doomed([_text(a) for a in argv[2:]])
     except ValueError as e:
         raise StreamError(str(e)) from None
+    if victims:
+        _change(conn, [users.deluser_effect(victims)])
+    return len(victims)
 
 
 def _cat(conn: Conn, argv: list[bytes]) -> Reply:
@@ -134,13 +158,16 @@ def _file(conn: Conn) -> Path:
 
 
 def _load(conn: Conn, argv: list[bytes]) -> Reply:
+    _change(conn, [])
     path = _file(conn)
     try:
-        conn.acl.users = conn.acl.load(path.read_text(), str(path))
+        loaded = conn.acl.load(path.read_text(), str(path))
     except (OSError, UnicodeDecodeError) as e:
         raise StreamError(f"Error loading ACLs, opening file '{path}': {e}") from None
     except ValueError as e:
         raise StreamError(str(e)) from None
+    if not users.same(loaded, conn.acl.users):
+        _change(conn, users.load_effects(loaded))
     return OK
 
 

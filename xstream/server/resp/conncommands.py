@@ -42,6 +42,9 @@ class Conn:
     buffers: Callable[[Session], tuple[int, int]]  # (query, output) bytes of a connection
     check_db: Callable[[bytes], int]  # a database index, or SELECT's errors (Engine.check_db)
     acl: Acl = field(default_factory=Acl)  # the node's users (shared by every connection)
+    # Logs and applies a users record (Node.change_users: the node of the moment's; a
+    # replica refuses it with READONLY); the default changes `acl` alone (no node: tests).
+    change_users: Callable[[list[list[bytes]]], object] | None = None
 
 
 EdgeReply = Reply | Verbatim

@@ -144,6 +144,7 @@ class RespConnection(asyncio.Protocol):
             server.buffers,
             lambda index: server.served.node.engine.check_db(index),  # noqa: PLW0108 (the node of the moment)
             server.served.acl,
+            lambda effects: server.served.node.change_users(effects),  # noqa: PLW0108 (the node of the moment)
         )
         session.authenticated = not server.served.acl.requires_auth()
         self._task = asyncio.get_running_loop().create_task(self._run())
@@ -310,13 +311,18 @@ class RespConnection(asyncio.Protocol):
                 raise refused
             if multi.queues(session, name):
                 return [encode(multi.queue(session, node, argv), session.proto)]
+            before = node.offset
             if name in multi.TRANSACTION_COMMANDS:
-                return [await multi.run(name, argv, session, node, self.conn)]
+                encoded = await multi.run(name, argv, session, node, self.conn)
+                await _settle_users(node, before)
+                return [encoded]
             if name == b"RESET":
                 multi.discard(session, node)
             edge = EDGE_COMMANDS.get(name)
             if edge is not None:
-                return [encode_edge(edge(self.conn, argv), session.proto)]
+                edge_reply = edge(self.conn, argv)
+                await _settle_users(node, before)
+                return [encode_edge(edge_reply, session.proto)]
             with _long_read(node, argv) as may_be_long:
                 session.blocked = name in MAY_BLOCK
                 try:
@@ -332,6 +338,14 @@ class RespConnection(asyncio.Protocol):
             METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
             STATS.error(e.line)
             return [encode_error(e)]
+
+
+async def _settle_users(node: Node, before: int) -> None:
+    """An edge command that logged a users record (ACL SETUSER, ...) is settled as a write
+    (fsync policy, lease) before its reply; MISCONF or LEASELOST answer instead. EXEC's
+    own record was settled by the node already: settling again returns at once."""
+    if node.offset != before:
+        await node.settle(node.offset, None)
 
 
 @contextlib.contextmanager
