@@ -381,6 +381,7 @@ def _role_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--epoch", type=int, default=0, help="the new epoch (default: highest seen + 1)"
     )
     tools.add_tls_args(pr)
+    tools.add_auth_args(pr)
     pr.set_defaults(func=promote)
     ro = sub.add_parser(
         "replicaof",
@@ -394,6 +395,7 @@ def _role_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--epoch", type=int, default=0, help="that primary's epoch, if known (refuse older ones)"
     )
     tools.add_tls_args(ro)
+    tools.add_auth_args(ro)
     ro.set_defaults(func=replicaof)
 
 
