@@ -53,6 +53,7 @@ def test_tokens_rebuild_every_kind_of_rule() -> None:
         "a on >pw1 >pw2 ~k:* %R~r:* %W~w:* &chan:* +@read -xrange +xgroup|create",
         "b off nopass allkeys allchannels +@all -@dangerous",
         "c on #" + "ab" * 32 + " resetchannels skip-sanitize-payload",
+        "d on nopass -@all +select|0 +xadd|x %R~p %W~p (~x +get) (%R~y* &c +@read)",
     )
     for name, user in found.items():
         again = users.rebuild(name, user.tokens())

@@ -52,7 +52,8 @@ from typing import Any
 from xstream.engine import Engine, Result
 
 from . import records
-from .acl import Acl, AclError, User, apply_rule, default_user, valid_username
+from .acl import Acl, User, apply_rule, default_user, valid_username
+from .aclrules import AclError
 
 KIND = b"ACL"
 _SETUSER, _DELUSER, _LOAD = b"SETUSER", b"DELUSER", b"LOAD"

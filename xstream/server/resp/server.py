@@ -50,7 +50,7 @@ from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
 from xstream.node.stats import STATS
 
-from . import longreply, multi
+from . import commandinfo, longreply, multi
 from .aclcommands import allowed, gate
 from .codec import ProtocolError, encode, encode_error
 from .commandinfo import EDGE_COMMANDS
@@ -304,11 +304,14 @@ class RespConnection(asyncio.Protocol):
         STATS.command()
         try:
             assert self.conn is not None
-            refused = gate(self.conn, argv, "multi" if session.queued is not None else "toplevel")
+            try:  # Redis's order: unknown or wrong arity, then NOAUTH, then NOPERM
+                commandinfo.check(argv)
+                context = "multi" if session.queued is not None else "toplevel"
+                refused = gate(self.conn, argv, context)
+            except StreamError as e:
+                refused = e
             if refused is not None:
-                if session.queued is not None:
-                    multi.refused(session, node, name)
-                raise refused
+                raise multi.refused(session, node, name, refused)
             if multi.queues(session, name):
                 return [encode(multi.queue(session, node, argv), session.proto)]
             before = node.offset
