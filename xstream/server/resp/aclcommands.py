@@ -231,10 +231,10 @@ def _entry(e: aclmod.LogEntry, now_ms: int) -> Reply:
             (b"count", e.count),
             (b"reason", e.reason.encode()),
             (b"context", e.context.encode()),
-            (b"object", e.object.encode()),
-            (b"username", e.username.encode()),
+            (b"object", _b(e.object)),
+            (b"username", _b(e.username)),
             (b"age-seconds", repr((now_ms - e.created_ms) / 1000).encode()),
-            (b"client-info", e.client_info.encode()),
+            (b"client-info", _b(e.client_info)),
             (b"entry-id", e.entry_id),
             (b"timestamp-created", e.created_ms),
             (b"timestamp-last-updated", e.updated_ms),
@@ -294,9 +294,9 @@ AclHandler = Callable[[Conn, list[bytes]], Reply]
 SUBCOMMANDS: dict[
     bytes, tuple[AclHandler, int]
 ] = {  # name: (handler, arity as Redis's: negative = at least)
-    b"WHOAMI": (lambda c, a: c.session.user.encode(), 2),
-    b"LIST": (lambda c, a: [line.encode() for line in c.acl.listing()], 2),
-    b"USERS": (lambda c, a: [n.encode() for n in sorted(c.acl.users)], 2),
+    b"WHOAMI": (lambda c, a: _b(c.session.user), 2),
+    b"LIST": (lambda c, a: [_b(line) for line in c.acl.listing()], 2),
+    b"USERS": (lambda c, a: [_b(n) for n in sorted(c.acl.users)], 2),
     b"GETUSER": (_getuser, 3),
     b"SETUSER": (_setuser, -3),
     b"DELUSER": (_deluser, -3),

@@ -225,7 +225,7 @@ def _line(conn: Conn, session: Session) -> str:
 
 
 def _client_info(conn: Conn, argv: list[bytes]) -> EdgeReply:
-    return Verbatim((_line(conn, conn.session) + "\n").encode())
+    return Verbatim((_line(conn, conn.session) + "\n").encode("utf-8", "surrogateescape"))
 
 
 def _client_list(conn: Conn, argv: list[bytes]) -> EdgeReply:
@@ -246,7 +246,8 @@ def _client_list(conn: Conn, argv: list[bytes]) -> EdgeReply:
             i = len(argv)
         else:
             raise StreamError("syntax error")
-    return Verbatim("".join(_line(conn, s) + "\n" for s in chosen).encode())
+    text = "".join(_line(conn, s) + "\n" for s in chosen)
+    return Verbatim(text.encode("utf-8", "surrogateescape"))
 
 
 def _client_kill(conn: Conn, argv: list[bytes]) -> EdgeReply:
