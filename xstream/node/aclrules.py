@@ -18,6 +18,7 @@ it, deprecated; any later rule naming the command drops it). Key patterns carry 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -96,10 +97,18 @@ class Selector:
         )
 
     def key_ok(self, key: bytes, need: str) -> bool:
-        return self.allkeys or any(
-            set(need) <= set(perm) and glob.match(pat.encode("utf-8", "surrogateescape"), key)
-            for perm, pat in self.keys
-        )
+        """Whether a pattern with the permissions `need` ("R", "W" or "RW") matches `key`."""
+        if self.allkeys:
+            return True
+        for perm, pat in self.keys:
+            if perm in ("RW", need) and glob.match(_pattern(pat), key):
+                return True
+        return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _pattern(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
 
 
 def replay(sel: Selector) -> None:
