@@ -176,3 +176,19 @@ def test_the_config_fingerprint_file(tmp_path: Path) -> None:
     assert users.last_config(tmp_path) == fp
     (tmp_path / users.CONFIG_FILE).write_text("[1]")
     assert users.last_config(tmp_path) == ""
+
+
+def test_a_node_promoted_with_its_own_users_logs_them(tmp_path: Path) -> None:
+    """An elected node that never synced serves its config's users; once primary, they are
+    data: logged, so its replicas and its own restart have them."""
+    from xstream.server.config import NodeConfig  # noqa: PLC0415 (the upper floor's)
+    from xstream.server.host import Host  # noqa: PLC0415
+
+    replica = make_replica(tmp_path / "n")
+    host = Host(NodeConfig("replica", data_dir=tmp_path / "n"), replica, Acl(requirepass="pw"))
+    primary = asyncio.run(host.promote())
+    assert primary.acl is host.acl and host.acl.from_data
+    assert primary.acl.authenticate("default", b"pw") is not None
+    primary.store.close()
+    again = make_primary(tmp_path / "n")
+    assert users.same(again.acl.users, Acl(requirepass="pw").users)

@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import signal
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -208,13 +209,22 @@ async def primary_users(primary: Primary, acl: Acl, found: users.Users | None) -
         offset = primary.log_users(users.load_effects(acl.users))
         await primary.store.fsync_to(offset)
         slog("users_logged", reason=reason, users=len(acl.users), offset=offset)
-    users.note_config(directory, fp)
+    _note_config(directory, fp)
+
+
+def _note_config(directory: Path, fp: str) -> None:
+    """Note the config's fingerprint; a disk that cannot take it does not stop the node (the
+    next start then compares with the one noted before)."""
+    try:
+        users.note_config(directory, fp)
+    except OSError as e:
+        slog("users_config_not_noted", level="warning", error=e.strerror or str(e))
 
 
 def replica_users(replica: Replica, acl: Acl, found: users.Users | None) -> None:
     """A starting replica's (or elected node's) users: the data's, if it holds any (its
     primary's), else its own config's until its first sync; the config is only noted."""
-    users.note_config(replica.store.dir, users.fingerprint(acl.users))
+    _note_config(replica.store.dir, users.fingerprint(acl.users))
     if found is not None:
         slog("users_from_data", users=len(found), config_differs=not users.same(acl.users, found))
         users.install(acl, found)
