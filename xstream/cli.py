@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import grpc
 
-from xstream import certs, checklog, console, tools, up
+from xstream import certs, checklog, console, deploysecrets, tools, up
 from xstream.clock import now_ms
 from xstream.engine import Engine, EngineConfig, StreamError, snapshot
 from xstream.engine.reply import Reply
@@ -155,6 +155,11 @@ def _acl_node_args(p: argparse.ArgumentParser) -> None:
         "--primary-password",
         default=os.environ.get("XSTREAM_PRIMARY_PASSWORD", ""),
         help="its password; or XSTREAM_PRIMARY_PASSWORD",
+    )
+    g.add_argument(
+        "--primary-password-file",
+        type=Path,
+        help="read that password from this file's first line instead (a mounted secret)",
     )
 
 
@@ -425,6 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     tools.add_parsers(sub)
     checklog.add_parser(sub)
     certs.add_parser(sub)
+    deploysecrets.add_parser(sub)
     pipeline_subcommand.add_parser(sub)
     sh = sub.add_parser(
         "shell",

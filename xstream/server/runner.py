@@ -48,7 +48,7 @@ from xstream.replica.replica import Replica
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
-from .config import NodeConfig, check_exposure, node_acl, tls_files
+from .config import NodeConfig, check_exposure, node_acl, read_primary_password, tls_files
 from .coordinated import Coordinated
 from .host import Host, primary_from, replica_from
 from .resp import server as resp_server
@@ -239,6 +239,7 @@ async def serve(cfg: NodeConfig) -> None:
     """Run a node until SIGINT/SIGTERM. Raises TlsConfigError (and OSError, ssl.SSLError)
     before anything starts when its TLS options are wrong or its address is exposed."""
     logs.configure(cfg.name or f"{cfg.role}:{cfg.port}", level=cfg.log_level)
+    read_primary_password(cfg)
     tls = node_tls(cfg)
     if cfg.metrics_port:
         metrics.serve(cfg.metrics_port, cfg.host, tls.server_context() if tls else None)
