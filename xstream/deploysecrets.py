@@ -29,7 +29,8 @@ node's link to its primary needs).
 
 Invariants: DIR/.complete is written last; a DIR that has it is kept as it is (passwords and
 certificates stay the same across restarts); one without it is made anew, reusing the CA in
-DIR/ca if there is one. Keys and passwords are 0600, the rest 0644; with --owner (run as
+DIR/ca if there is one; node certificates a complete DIR lacks are added with its node CA
+(a node joins later). Keys and passwords are 0600, the rest 0644; with --owner (run as
 root) every file is chowned to it, so an unprivileged node can read its key.
 """
 
@@ -89,12 +90,13 @@ def make(
     domains: Sequence[str] = (),
     hosts: Sequence[str] = (),
     owner: tuple[int, int] | None = None,
-) -> bool:
-    """Make DIR's tree for `nodes` (True), or keep a complete one (False)."""
+) -> str:
+    """Make DIR's tree for `nodes` ("made"), or keep a complete one ("kept"), adding the
+    certificates of `nodes` it lacks with its node CA ("added")."""
     for n in nodes:
         certs.check_name(n)
     if (out / MARK).exists():
-        return False
+        return _add(out, nodes, domains, hosts, owner)
     dirs = {d: out / d for d in ("tls", "users", "client", "ca")}
     for d in dirs.values():
         d.mkdir(parents=True, exist_ok=True)
@@ -120,7 +122,29 @@ def make(
     _write(out / MARK, "", 0o644)
     if owner is not None:
         os.chown(out / MARK, *owner)
-    return True
+    return "made"
+
+
+def _add(
+    out: Path,
+    nodes: Sequence[str],
+    domains: Sequence[str],
+    hosts: Sequence[str],
+    owner: tuple[int, int] | None,
+) -> str:
+    missing = [n for n in nodes if not (out / "tls" / f"{n}.crt").exists()]
+    if not missing:
+        return "kept"
+    node_ca = certs.load_ca(out / "ca")
+    if node_ca is None:
+        raise ValueError(f"{out / 'ca'} holds no CA: cannot add certificates for {missing}")
+    for name in missing:
+        sans = [*(f"{name}.{d}" for d in domains), *hosts]
+        certs.write_pair(out / "tls", name, *certs.issue(node_ca, name, hosts=sans))
+        if owner is not None:
+            for suffix in (".crt", ".key"):
+                os.chown(out / "tls" / f"{name}{suffix}", *owner)
+    return "added"
 
 
 # ------------------------------------------------------------------ the command
@@ -140,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    print(f"{'made' if made else 'kept'} {args.out}")
+    print(f"{made} {args.out}")
     if args.kube_secrets:
         from xstream import kubesecrets  # noqa: PLC0415
 
@@ -160,7 +184,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="Make DIR/tls (CA certificate, a certificate per node), DIR/users "
         "(users.acl with hashed passwords, replica.password), DIR/client (CA certificate, "
         "admin and app client certificates and passwords) and DIR/ca (the CA's key), with "
-        "fresh random passwords; a DIR already complete is kept as it is. Needs the server "
+        "fresh random passwords; a DIR already complete is kept, only the node certificates "
+        "it lacks are added. Needs the server "
         "extra (the cryptography library).",
     )
     p.add_argument("--out", required=True, type=Path, help="directory to write into (DIR)")
