@@ -73,12 +73,12 @@ def _write(path: Path, text: str, mode: int) -> None:
     certs._write(path, text.encode(), mode)  # whole, then renamed (as certificates are)
 
 
-def _authority(folder: Path) -> certs.Authority:
+def _authority(folder: Path, name: str) -> certs.Authority:
     """The CA kept in `folder` (ca.crt, ca.key), made there first if missing."""
     folder.mkdir(parents=True, exist_ok=True)
     ca = certs.load_ca(folder)
     if ca is None:
-        ca = certs.make_ca(name=f"xstream {folder.name} CA")
+        ca = certs.make_ca(name=name)
         certs.write_pair(folder, "ca", ca.cert, ca.key)
     return ca
 
@@ -100,7 +100,8 @@ def make(
     dirs = {d: out / d for d in ("tls", "users", "client", "ca")}
     for d in dirs.values():
         d.mkdir(parents=True, exist_ok=True)
-    node_ca, client_ca = _authority(dirs["ca"]), _authority(dirs["ca"] / "clients")
+    node_ca = _authority(dirs["ca"], "xstream node CA")
+    client_ca = _authority(dirs["ca"] / "clients", "xstream client CA")
     for name in nodes:
         sans = [*(f"{name}.{d}" for d in domains), *hosts]
         certs.write_pair(dirs["tls"], name, *certs.issue(node_ca, name, hosts=sans))
