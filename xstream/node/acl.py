@@ -26,11 +26,13 @@ import hashlib
 import hmac
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Final
 
 from xstream.engine import glob
 
 from . import aclcats
 
+ALL_KEYS: Final = [("RW", "*")]  # a user's `keys` after `~*` or `allkeys`
 WRONGPASS = "invalid username-password pair or user is disabled."
 NOAUTH = "Authentication required."
 # WARNING: the commands flagged no_auth in server/resp/commandinfo.py (a unit test compares).
@@ -387,6 +389,8 @@ class Acl:
         if not user.may_run(name):
             text = f"User {user.name} has no permissions to run the '{name}' command"
             return Denial("command", name, text)
+        if user.keys == ALL_KEYS:  # `~*` (allkeys) is alone when present: every key is ok
+            return None
         for key, need in aclcats.keys_of(name, argv):
             if not user.key_ok(key, need):
                 obj = key.decode("utf-8", "replace")

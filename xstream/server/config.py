@@ -41,6 +41,7 @@ class NodeConfig:
     resp_port: int | None = None
     resp_host: str = ""
     client_query_buffer_limit: int = 1 << 30  # unparsed input per RESP connection (Redis's)
+    event_loop: str = "auto"  # auto | uvloop | asyncio (server/loops.py)
     enable_debug_command: str = "no"  # "yes": DEBUG is allowed (Redis's enable-debug-command)
     # Automatic failover (xstream node): etcd client URLs; empty = manual mode.
     etcd: tuple[str, ...] = ()

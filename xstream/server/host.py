@@ -37,6 +37,7 @@ from xstream.node.acl import Acl
 from xstream.node.backlog import Backlog
 from xstream.node.base import Node
 from xstream.node.logs import slog
+from xstream.node.metrics import METRICS
 from xstream.node.slices import Limits
 from xstream.node.store import Recovery, Store
 from xstream.node.tls import Tls
@@ -132,6 +133,7 @@ class Host:
         self._lock = asyncio.Lock()
         self.tls: Tls | None = None  # the node's TLS material: the link dials with it
         self.acl = Acl()  # the node's users (every edge checks them); kept across roles
+        METRICS.offset.set_function(lambda: self.node.offset)  # read at scrape time
 
     def _link_auth(self) -> tuple[tuple[str, str], ...]:
         """The link's ACL user (--primary-user/--primary-password), as call metadata."""

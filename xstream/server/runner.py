@@ -38,6 +38,7 @@ from xstream.engine import Engine, EngineConfig
 from xstream.node import logs, metrics
 from xstream.node.base import Node
 from xstream.node.expiry import run_active_expiry
+from xstream.node.infotext import event_loop
 from xstream.node.logs import slog
 from xstream.node.stats import STATS
 from xstream.node.store import Store
@@ -189,6 +190,7 @@ async def start_primary(cfg: NodeConfig, tls: Tls | None = None) -> Running:
         keys=engine.key_count(),
         fsync=cfg.fsync,
         epoch=primary.epochs.epoch,
+        event_loop=event_loop(),
     )
     return running
 
@@ -211,6 +213,7 @@ async def start_replica(cfg: NodeConfig, tls: Tls | None = None) -> Running:
         offset=rec.offset,
         replid=replica.replid,
         epoch=replica.epochs.epoch,
+        event_loop=event_loop(),
     )
     return running
 
@@ -231,7 +234,8 @@ async def start_node(cfg: NodeConfig, tls: Tls | None = None) -> Running:
     running.coordinated = Coordinated(host, asyncio.get_running_loop())
     running.coordinated.start()
     slog("node_ready", port=running.port, address=host.address, offset=rec.offset,
-         replid=replica.replid, epoch=replica.epochs.epoch, etcd=",".join(cfg.etcd))  # fmt: skip
+         replid=replica.replid, epoch=replica.epochs.epoch, etcd=",".join(cfg.etcd),
+         event_loop=event_loop())  # fmt: skip
     return running
 
 
