@@ -266,18 +266,18 @@ class Primary(Node):
         except StreamError as e:
             return [e] * len(argvs)
         batch, now = Batch(), now_ms()  # one now: a batch is one turn of the loop
-        batch.count(argvs)
         limit = self.limits.proto_max_bulk_len
         if all(max(map(len, argv)) <= limit for argv in argvs):
             batch.run_writes(self.engine, argvs, now, db)
-            return await self.commit_batch(batch, concern)
-        for argv in argvs:
-            try:
-                self.limits.check_args(argv)
-            except StreamError as e:
-                batch.fail(e)
-                continue
-            batch.run(self.engine, argv, now, db)
+        else:
+            for argv in argvs:
+                try:
+                    self.limits.check_args(argv)
+                except StreamError as e:
+                    batch.fail(e)
+                    continue
+                batch.run(self.engine, argv, now, db)
+        batch.count(argvs)
         return await self.commit_batch(batch, concern)
 
     async def commit_batch(
@@ -381,7 +381,6 @@ class Primary(Node):
             self.backlog.append(data)
             self.commit_times.add(self.backlog.end, time.time())
             self.new_data.fire()
-            METRICS.offset.set(self.backlog.end)
             if self.store.segment_bytes > self.options.snapshot_bytes:
                 self.start_snapshot()
         if result.signaled:
@@ -466,7 +465,6 @@ class Primary(Node):
         users.rebuilt(self.acl, replay.users)
         if end < self.backlog.end:  # fsync=always: nothing past `end` was shipped
             self.backlog = Backlog.holding(self.backlog.capacity, end, b"".join(tail))
-            METRICS.offset.set(end)
         self.wake_all()
         slog("state_rolled_back", level="warning", offset=end,
              seconds=round(time.monotonic() - t0, 3))  # fmt: skip

@@ -281,6 +281,12 @@ class ReplicationService(pb_grpc.ReplicationServicer):
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
         except grpc.aio.AbortError:  # a message that did not decode (decoding.py closed it)
             self._violated(p, link, "undecodable message")
+        except asyncio.CancelledError:
+            # The same abort, seen as the call's end: on uvloop the call is cancelled while
+            # decoding.py's abort is still sending its status.
+            if context.code() is grpc.StatusCode.INVALID_ARGUMENT:
+                self._violated(p, link, "undecodable message")
+            raise
 
     @staticmethod
     def _violated(p: Primary, link: ReplicaLink, why: str) -> None:

@@ -387,7 +387,6 @@ class Replica(Node):
             lag = max(0.0, time.time() - time_ms / 1000)
             self.lags.append(lag)
             METRICS.apply_lag.observe(lag)
-        METRICS.offset.set(self._offset)
         if pos:
             self._applied.fire()
         if signaled:

@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import random
 import re
+from pathlib import Path
 
 import pytest
 
@@ -240,3 +241,35 @@ def test_log_moves_a_repeat_to_the_front() -> None:
     a.note(second, "u", "toplevel", "", 1001)
     a.note(first, "u", "toplevel", "", 1002)
     assert [(e.object, e.count) for e in a.log] == [("xlen", 2), ("get", 1)]
+
+
+def test_primary_password_file_gives_the_links_password(tmp_path: Path) -> None:
+    from xstream.server.config import ConfigError, NodeConfig, read_primary_password  # noqa: PLC0415
+
+    secret = tmp_path / "replica.password"
+    secret.write_text("s3cret words\nignored\n")
+    cfg = NodeConfig("replica", primary_password_file=secret)
+    read_primary_password(cfg)
+    assert cfg.primary_password == "s3cret words"
+    for text, says in (("", "is empty"), ("\n", "is empty"), (None, "cannot read")):
+        missing = tmp_path / "other"
+        missing.unlink(missing_ok=True)
+        if text is not None:
+            missing.write_text(text)
+        cfg = NodeConfig("replica", primary_password_file=missing)
+        with pytest.raises(ConfigError, match=says):
+            read_primary_password(cfg)
+        assert cfg.primary_password == ""
+
+
+def test_no_auth_commands_need_no_rule() -> None:
+    from xstream.server.resp.commandinfo import _OTHERS  # noqa: PLC0415
+
+    flagged = {name for name, (_, flags, *_rest) in _OTHERS.items() if "no_auth" in flags}
+    assert flagged == acl.NO_AUTH
+    a = Acl()
+    a.users = a.load("user default off resetpass -@all\nuser app on >x ~* -@all +get\n", "f")
+    for user in (a.users["default"], a.users["app"]):
+        for argv in ([b"AUTH", b"app", b"x"], [b"HELLO", b"3"], [b"QUIT"], [b"RESET"]):
+            assert a.check(user, argv) is None, (user.name, argv)
+        assert a.check(user, [b"PING"]) is not None

@@ -300,9 +300,12 @@ class Acl:
         name = aclcats.fullname(argv) if argv else ""
         if name not in aclcats.TABLE or name in NO_AUTH:
             return None  # unknown: the command's own error answers it; AUTH ...: always
-        keys = aclcats.keys_of(name, argv)
+        keys: list[tuple[bytes, str]] | None = None  # found once a selector needs them
         found: tuple[tuple[int, int], Denial] | None = None
         for sel in (user, *user.selectors):
+            if sel.allkeys and sel.may_run(name, argv):
+                return None  # `~*`: every key is ok
+            keys = aclcats.keys_of(name, argv) if keys is None else keys
             denied = _refusal(sel, user.name, name, argv, keys)
             if denied is None:
                 return None
@@ -331,7 +334,9 @@ class Acl:
         del self.log[self.log_max_len :]
 
 
-# Commands every user may run (Redis's CMD_NO_AUTH: they are how one becomes a user).
+# WARNING: the commands flagged no_auth in server/resp/commandinfo.py (a unit test compares).
+# Redis checks no rule for them: any user, even `off` or `-@all` (an anonymous connection is
+# the default user), may run them, so AUTH works when the default user may run nothing.
 NO_AUTH = frozenset({"auth", "hello", "quit", "reset"})
 
 

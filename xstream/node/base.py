@@ -40,7 +40,7 @@ from typing import Any
 
 from xstream.clock import now_ms
 from xstream.engine import NULL_ARRAY, Engine, Result, StreamError
-from xstream.engine.commands import lookup
+from xstream.engine.commands import Command, lookup
 from xstream.engine.context import BlockSpec
 from xstream.engine.reply import Reply, Status
 from xstream.node import infotext, servercmds, slices, users
@@ -143,14 +143,22 @@ class Node(ABC):
             raise StreamError("empty command")
         self.limits.check_args(argv)
         t0 = time.perf_counter()
+        server_cmd = SERVER_COMMANDS.get(argv[0].upper())
+        cmd = None
+        if server_cmd is None:
+            try:
+                cmd = lookup(argv)
+            except StreamError as e:
+                if e.message.startswith("wrong number of arguments"):
+                    STATS.call(argv[0].decode(errors="replace").lower(), 0, rejected=True)
+                raise
+        name = cmd.fullname if cmd is not None else argv[0].decode(errors="replace").lower()
         try:
-            name = _stat_name(argv)
-        except StreamError as e:
-            if e.message.startswith("wrong number of arguments"):
-                STATS.call(argv[0].decode(errors="replace").lower(), 0, rejected=True)
-            raise
-        try:
-            out = await self._execute(argv, concern, client_offset, db)
+            if server_cmd is not None:
+                out = await server_cmd(self, argv, client_offset)
+            else:
+                assert cmd is not None
+                out = await self._execute(cmd, argv, concern, client_offset, db)
         except StreamError:
             STATS.call(name, _usec(t0), failed=True)
             raise
@@ -158,13 +166,14 @@ class Node(ABC):
         return out
 
     async def _execute(
-        self, argv: Argv, concern: WriteConcern | None, client_offset: int, db: int
+        self,
+        cmd: Command,
+        argv: Argv,
+        concern: WriteConcern | None,
+        client_offset: int,
+        db: int,
     ) -> tuple[Reply, int]:
-        server_cmd = SERVER_COMMANDS.get(argv[0].upper())
-        if server_cmd is not None:
-            return await server_cmd(self, argv, client_offset)
-        cmd = lookup(argv)
-        METRICS.commands.labels(cmd.fullname).inc()
+        """Run the engine command `cmd` (argv's, looked up)."""
         if cmd.write:
             return await self.write(argv, concern, db)
         await self.reach(client_offset)
@@ -233,7 +242,6 @@ class Node(ABC):
                 room -= size
                 out.append(reply)
             except StreamError as e:
-                METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
                 out.append(e)
         return out, self.offset
 
@@ -321,7 +329,6 @@ class Node(ABC):
             return None
         now = now_ms()
         batch = Batch()
-        batch.count(argvs)
         for argv in argvs:
             server_cmd = SERVER_COMMANDS.get(argv[0].upper())
             if server_cmd is None:
@@ -331,6 +338,7 @@ class Node(ABC):
                 batch.add((await server_cmd(self, _no_wait(argv), 0))[0])  # none suspends
             except StreamError as e:
                 batch.fail(e)
+        batch.count(argvs)
         return await self.commit_batch(batch, concern) if writes else batch.replies
 
     async def commit_batch(
@@ -525,14 +533,6 @@ async def _echo(node: Node, argv: Argv, client_offset: int) -> tuple[Reply, int]
 
 async def _info(node: Node, argv: Argv, client_offset: int) -> tuple[Reply, int]:
     return infotext.render(node.info() | node.blocking_info(), argv[1:]), node.offset
-
-
-def _stat_name(argv: Argv) -> str:
-    """The command's name in commandstats (a subcommand as `xinfo|stream`); StreamError for
-    an unknown command or a wrong arity (lookup's)."""
-    if argv[0].upper() in SERVER_COMMANDS:
-        return argv[0].decode(errors="replace").lower()
-    return lookup(argv).fullname
 
 
 def _usec(t0: float) -> int:

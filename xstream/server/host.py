@@ -37,6 +37,7 @@ from xstream.node.acl import Acl
 from xstream.node.backlog import Backlog
 from xstream.node.base import Node
 from xstream.node.logs import slog
+from xstream.node.metrics import METRICS
 from xstream.node.slices import Limits
 from xstream.node.store import Recovery, Store
 from xstream.node.tls import Tls
@@ -134,6 +135,7 @@ class Host:
         self._link: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         self.tls: Tls | None = None  # the node's TLS material: the link dials with it
+        METRICS.offset.set_function(lambda: self.node.offset)  # read at scrape time
 
     def _link_auth(self) -> tuple[tuple[str, str], ...]:
         """The link's ACL user (--primary-user/--primary-password), as call metadata."""

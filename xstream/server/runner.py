@@ -42,6 +42,7 @@ from xstream.node import logs, metrics, users
 from xstream.node.acl import Acl
 from xstream.node.base import Node
 from xstream.node.expiry import run_active_expiry
+from xstream.node.infotext import event_loop
 from xstream.node.logs import slog
 from xstream.node.stats import STATS
 from xstream.node.store import Recovery, Store
@@ -52,7 +53,7 @@ from xstream.replica.replica import Replica
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
-from .config import NodeConfig, check_exposure, node_acl, tls_files
+from .config import NodeConfig, check_exposure, node_acl, read_primary_password, tls_files
 from .coordinated import Coordinated
 from .host import Host, primary_from, replica_from
 from .resp import server as resp_server
@@ -246,6 +247,7 @@ async def start_primary(cfg: NodeConfig, tls: Tls | None = None) -> Running:
         keys=engine.key_count(),
         fsync=cfg.fsync,
         epoch=primary.epochs.epoch,
+        event_loop=event_loop(),
     )
     return running
 
@@ -269,6 +271,7 @@ async def start_replica(cfg: NodeConfig, tls: Tls | None = None) -> Running:
         offset=rec.offset,
         replid=replica.replid,
         epoch=replica.epochs.epoch,
+        event_loop=event_loop(),
     )
     return running
 
@@ -290,7 +293,8 @@ async def start_node(cfg: NodeConfig, tls: Tls | None = None) -> Running:
     running.coordinated = Coordinated(host, asyncio.get_running_loop())
     running.coordinated.start()
     slog("node_ready", port=running.port, address=host.address, offset=rec.offset,
-         replid=replica.replid, epoch=replica.epochs.epoch, etcd=",".join(cfg.etcd))  # fmt: skip
+         replid=replica.replid, epoch=replica.epochs.epoch, etcd=",".join(cfg.etcd),
+         event_loop=event_loop())  # fmt: skip
     return running
 
 
@@ -298,6 +302,7 @@ async def serve(cfg: NodeConfig) -> None:
     """Run a node until SIGINT/SIGTERM. Raises TlsConfigError (and OSError, ssl.SSLError)
     before anything starts when its TLS options are wrong or its address is exposed."""
     logs.configure(cfg.name or f"{cfg.role}:{cfg.port}", level=cfg.log_level)
+    read_primary_password(cfg)
     tls = node_tls(cfg)
     if cfg.metrics_port:
         metrics.serve(cfg.metrics_port, cfg.host, tls.server_context() if tls else None)
