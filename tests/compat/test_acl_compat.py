@@ -217,6 +217,10 @@ def test_first_args_and_no_auth_commands(ports: Ports) -> None:
          ["ACL", "SETUSER", "none", "on", ">pw", "-@all"])  # fmt: skip
     same_as_8(ports, "fay", ["AUTH", "fay", "pw"], ["SELECT", "0"], ["SELECT", "1"], ["SELECT"],
               ["XADD", "x"], ["XADD", "y", "*", "f", "v"], ["SELECT", "00"])  # fmt: skip
+    # pipelined writes (one batch on xstream): a first-argument rule is checked on each
+    same(ports, ["ACL", "SETUSER", "fx", "on", ">pw", "-@all", "+xadd|x", "allkeys"])
+    same_as_8(ports, "fx", ["AUTH", "fx", "pw"], ["XADD", "x", "1-1", "f", "v"],
+              ["XADD", "y", "1-2", "f", "v"], ["XADD", "x", "1-3", "f", "v"])  # fmt: skip
     same_as_8(ports, "none", ["AUTH", "none", "pw"], ["AUTH", "none", "pw"], ["HELLO", "2"],
               ["PING"], ["ACL", "WHOAMI"], ["CLIENT", "ID"], ["FOO"], ["XADD", "x"],
               ["XADD", "x", "*", "f", "v"], ["XGROUP", "BOGUS"], ["XGROUP"], ["ACL"],
