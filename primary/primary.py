@@ -63,7 +63,7 @@ from typing import Any
 from xstream.clock import now_ms
 from xstream.engine import Engine, Result, StreamError, snapshot
 from xstream.engine.reply import Reply
-from xstream.node import epochs, records, replids
+from xstream.node import epochs, records, replids, users
 from xstream.node.backlog import Backlog
 from xstream.node.base import Argv, Node, Signal, log_snapshot_failure
 from xstream.node.batch import Batch
@@ -221,6 +221,7 @@ class Primary(Node):
         """Demoted: blocked clients get UNBLOCKED and writes waiting for acks fail (close)."""
         self.close()
         to.watches = self.watches
+        to.acl = self.acl
 
     def close(self) -> None:
         """This primary stops serving (the node becomes a replica)."""
@@ -265,18 +266,18 @@ class Primary(Node):
         except StreamError as e:
             return [e] * len(argvs)
         batch, now = Batch(), now_ms()  # one now: a batch is one turn of the loop
-        batch.count(argvs)
         limit = self.limits.proto_max_bulk_len
         if all(max(map(len, argv)) <= limit for argv in argvs):
             batch.run_writes(self.engine, argvs, now, db)
-            return await self.commit_batch(batch, concern)
-        for argv in argvs:
-            try:
-                self.limits.check_args(argv)
-            except StreamError as e:
-                batch.fail(e)
-                continue
-            batch.run(self.engine, argv, now, db)
+        else:
+            for argv in argvs:
+                try:
+                    self.limits.check_args(argv)
+                except StreamError as e:
+                    batch.fail(e)
+                    continue
+                batch.run(self.engine, argv, now, db)
+        batch.count(argvs)
         return await self.commit_batch(batch, concern)
 
     async def commit_batch(
@@ -353,6 +354,19 @@ class Primary(Node):
         except StreamError:  # MISCONF (rolled back) or LEASELOST: the next tick retries
             return
 
+    def change_users(self, effects: list[Argv]) -> int:
+        """A users record (users.py) is a write: refused as one, logged first (MISCONF if
+        the log fails: nothing changes), then applied. Not counted as a data change."""
+        self.check_writes()
+        return self.log_users(effects) if effects else self.offset
+
+    def log_users(self, effects: list[Argv]) -> int:
+        """Log, ship and apply a users record without a client's checks (the node's own:
+        its start-up users, a promotion's); DiskFault's MISCONF if the log fails."""
+        self.commit(Result(None, effects, dirty=False))
+        users.install(self.acl, users.applied(self.acl.users, effects))
+        return self.offset
+
     def commit(self, result: Result) -> None:
         """Log, then ship a result's effects; wake its blocked readers. If the log cannot take
         the record, the state goes back to what the log holds (`_on_disk_fault`): MISCONF."""
@@ -367,7 +381,6 @@ class Primary(Node):
             self.backlog.append(data)
             self.commit_times.add(self.backlog.end, time.time())
             self.new_data.fire()
-            METRICS.offset.set(self.backlog.end)
             if self.store.segment_bytes > self.options.snapshot_bytes:
                 self.start_snapshot()
         if result.signaled:
@@ -442,16 +455,16 @@ class Primary(Node):
         if end is None:
             return
         t0 = time.monotonic()
-        fresh = Engine(self.engine.settings.base)
+        replay = users.Replay(Engine(self.engine.settings.base))
         try:
-            tail = self.store.load_upto(fresh, end)
-        except (OSError, AssertionError, records.CorruptRecordError) as e:
+            tail = self.store.load_upto(replay.engine, end, replay.record, replay.snapshot)
+        except (OSError, AssertionError, ValueError, records.CorruptRecordError) as e:
             slog("rollback_failed_exiting", level="critical", end=end, error=str(e))
             os._exit(70)
-        self.engine.adopt(fresh)
+        self.engine.adopt(replay.engine)
+        users.rebuilt(self.acl, replay.users)
         if end < self.backlog.end:  # fsync=always: nothing past `end` was shipped
             self.backlog = Backlog.holding(self.backlog.capacity, end, b"".join(tail))
-            METRICS.offset.set(end)
         self.wake_all()
         slog("state_rolled_back", level="warning", offset=end,
              seconds=round(time.monotonic() - t0, 3))  # fmt: skip
@@ -464,7 +477,7 @@ class Primary(Node):
 
     async def resume_log(self) -> None:
         """The disk works again: snapshot the state into a fresh segment, take writes."""
-        await self.store.resume(self.engine, {"replid": self.replid}, self.offset)
+        await self.store.resume(self.engine, self.snapshot_meta(), self.offset)
         self.new_data.fire()
 
     def check_replica_behind(self, hello: peers.Hello) -> str:
@@ -594,9 +607,10 @@ class Primary(Node):
             return None
         return point if self.backlog.holds(point) else None
 
-    def sync_snapshot(self) -> tuple[int, list[bytes]]:
-        """The state now, at the current offset, as ~1 MiB snapshot chunks."""
-        return self.offset, list(snapshot.dump_chunks(self.engine))
+    def sync_snapshot(self) -> tuple[int, list[bytes], bytes]:
+        """The state now, at the current offset: the data as ~1 MiB snapshot chunks, and the
+        users as one record (users.encode)."""
+        return self.offset, list(snapshot.dump_chunks(self.engine)), users.encode(self.acl.users)
 
     # ------------------------------------------------------------ snapshots
 

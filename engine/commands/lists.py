@@ -2,8 +2,10 @@
 against lists are real (Redis's test suites push to a key a reader waits on as a stream).
 
     LPUSH/RPUSH key element [element ...]   the length after; effect: the command itself
-    LPOP/RPOP key                           the element, nil if missing (no COUNT here:
-                                            arity 2)
+    LPOP/RPOP key [count]                   the element, nil if missing; with a count, an
+                                            array of at most count elements (empty for 0),
+                                            a null array if missing. Effect: LPOP/RPOP key
+                                            [n], n the number popped (nothing when none)
     LLEN key, LRANGE key start stop         as Redis's
     BLPOP/BRPOP key [key ...] timeout       the first non-empty list's [key, element]; else
                                             block (BlockSpec waiting for a list) until a push
@@ -19,7 +21,8 @@ import math
 from collections import deque
 
 from ..context import BlockSpec, Ctx
-from ..errors import StreamError, wrong_type
+from ..errors import StreamError, wrong_arity, wrong_type
+from ..ids import string2ll
 from ..keyspace import ListValue
 from ..reply import NULL_ARRAY, Reply
 from .args import parse_ll
@@ -56,17 +59,40 @@ def rpush(ctx: Ctx) -> Reply:
     return _push(ctx, left=False)
 
 
+_COUNT_RANGE = "value is out of range, must be positive"
+
+
 def _pop(ctx: Ctx, left: bool) -> Reply:
-    key = ctx.argv[1]
+    argv = ctx.argv
+    if len(argv) > 3:
+        raise wrong_arity(argv[0].decode("utf-8", "replace").lower())
+    count = None
+    if len(argv) == 3:  # parsed before the key is looked at, as Redis does
+        count = string2ll(argv[2])
+        if count is None or count < 0:
+            raise StreamError(_COUNT_RANGE)
+    key = argv[1]
     items = _list(ctx, key)
     if items is None:
-        return None
-    item = items.popleft() if left else items.pop()
+        return None if count is None else NULL_ARRAY
+    if count is None:
+        return _pop_n(ctx, key, items, 1, left)[0]
+    return _pop_n(ctx, key, items, count, left) if count else []
+
+
+def _pop_n(ctx: Ctx, key: bytes, items: ListValue, count: int, left: bool) -> list[Reply]:
+    """Pop up to `count` (> 0) elements from a non-empty list; the effect names the count
+    popped when the command had one."""
+    n = min(count, len(items))
+    popped: list[Reply] = [items.popleft() if left else items.pop() for _ in range(n)]
     if not items:
         ctx.keyspace.delete(key)
-    ctx.propagate([ctx.argv[0].upper(), key])
+    effect = [ctx.argv[0].upper(), key]
+    if len(ctx.argv) == 3:
+        effect.append(b"%d" % n)
+    ctx.propagate(effect)
     ctx.touch(key)
-    return item
+    return popped
 
 
 def lpop(ctx: Ctx) -> Reply:

@@ -22,3 +22,15 @@ def test_list_replies_and_type_errors(redis_server: RedisServer) -> None:
         ("RPOP", "l"), ("EXISTS", "l"), ("LRANGE", "nope", 0, -1),
     ]:  # fmt: skip
         p.same(*ws)
+
+
+def test_pops_with_a_count(redis_server: RedisServer) -> None:
+    p = Pair(redis_server)
+    for ws in [
+        ("LPOP", "nope", 0), ("LPOP", "nope", 2), ("RPUSH", "l", "a", "b", "c", "d"),
+        ("LPOP", "l", 0), ("LPOP", "l", 2), ("RPOP", "l", 1), ("RPOP", "l", 5),
+        ("EXISTS", "l"), ("RPUSH", "l", "a"), ("LPOP", "l", -1), ("LPOP", "l", "x"),
+        ("LPOP", "l", 1, 2), ("RPOP", "l", "1.5"), ("SET", "s", "x"), ("LPOP", "s", 1),
+        ("LPOP", "s", 0), ("LPOP", "s", "x"), ("LRANGE", "l", 0, -1),
+    ]:  # fmt: skip
+        p.same(*ws)

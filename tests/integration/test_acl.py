@@ -240,3 +240,20 @@ class _DefaultMeta(_Meta):
     def intercept_unary_unary(self, continuation: Callable[..., Any], details: Any, request: Any):  # type: ignore[no-untyped-def]
         meta = (("xstream-user", "default"), ("xstream-password", "pw"))
         return continuation(details._replace(metadata=(*(details.metadata or ()), *meta)), request)
+
+
+def test_a_pipeline_of_writes_is_checked_per_key(secured: tuple[Node, int]) -> None:
+    """A pipelined run of XADDs runs as one batch; a user limited to some keys still gets
+    NOPERM for each command on another key, in its place, and nothing written there."""
+    _, port = secured
+    writer = _resp(port, username="writer", password="w")
+    pipe = writer.pipeline(transaction=False)
+    for key in ("events:1", "other", "events:2", "events:1"):
+        pipe.xadd(key, {"f": "v"})
+    pipe.xadd("events:1", {"f": "v", "g": "w"})  # another arity: checked again
+    replies = pipe.execute(raise_on_error=False)
+    assert isinstance(replies[1], redis.exceptions.NoPermissionError)
+    assert all(isinstance(r, bytes) for i, r in enumerate(replies) if i != 1), replies
+    admin = _resp(port, username="admin", password="a")
+    assert admin.exists("other") == 0
+    assert admin.xlen("events:1") == 3 and admin.xlen("events:2") == 1

@@ -85,3 +85,20 @@ def test_blpop_pops_or_blocks_waiting_for_a_list() -> None:
             assert err.line == line
         else:
             raise AssertionError(bad)
+
+
+def test_pops_with_a_count_replay_what_they_popped() -> None:
+    e, r = Engine(), Engine()
+    steps = [effects(e, "RPUSH", "l", "a", "b", "c", "d")]
+    assert call(e, "LPOP", "l", 0) == [] and effects(e, "LPOP", "l", 0) == []
+    steps.append(effects(e, "LPOP", "l", 2))
+    assert steps[-1] == [[b"LPOP", b"l", b"2"]]
+    steps.append(effects(e, "RPOP", "l", 9))  # two left: the effect names two
+    assert steps[-1] == [[b"RPOP", b"l", b"2"]]
+    assert call(e, "EXISTS", "l") == 0
+    assert call(e, "LPOP", "l", 3) is NULL_ARRAY and call(e, "LPOP", "l") is None
+    assert error(e, "LPOP", "l", -1) == "ERR value is out of range, must be positive"
+    assert error(e, "RPOP", "l", 1, 2) == "ERR wrong number of arguments for 'rpop' command"
+    for step in steps:
+        r.apply_record(step)
+    assert r.digest() == e.digest()

@@ -70,3 +70,37 @@ def test_a_history_read_ships_its_effects_but_is_no_change_for_info(tmp_path: Pa
     assert p.offset > offset  # the delivery counts were still logged and shipped
     asyncio.run(p.execute([*read[:3], b"Bob", *read[4:], b"0"]))  # a new consumer: a change
     assert STATS.changes_since_save == dirty + 1
+
+
+def test_batched_writes_and_exec_count_each_command(tmp_path: Path) -> None:
+    """A pipeline's run of writes (write_batch) and EXEC count every command they ran, as
+    Redis counts each command of a pipeline and of a transaction."""
+    store = Store(tmp_path / "data", "everysec")
+    engine = Engine()
+    store.recover(engine, engine.apply_record)
+    p = Primary(engine, store, Backlog(1 << 20), {"replid": "r" * 40}, "p")
+    STATS.reset()
+    batch = [[b"XADD", b"s", b"*", b"f", b"%d" % i] for i in range(5)]
+    asyncio.run(p.write_batch([*batch, [b"XDEL", b"s", b"1-0"]], None))
+    asyncio.run(p.transaction([[b"XLEN", b"s"], [b"XADD", b"s", b"*", b"f", b"v"]], None))
+    stats = dict(re.findall(r"cmdstat_([^:]+):(.*)\r\n", _stats(p, b"commandstats")))
+    assert stats["xadd"].startswith("calls=6,")
+    assert stats["xdel"].startswith("calls=1,") and stats["xlen"].startswith("calls=1,")
+
+
+def test_prometheus_reads_the_same_counts(tmp_path: Path) -> None:
+    """xstream_commands_total and xstream_errors_total are INFO's counts, not a second tally."""
+    from prometheus_client import generate_latest  # noqa: PLC0415
+
+    from xstream.node.metrics import METRICS  # noqa: PLC0415
+
+    store = Store(tmp_path / "data", "everysec")
+    engine = Engine()
+    store.recover(engine, engine.apply_record)
+    p = Primary(engine, store, Backlog(1 << 20), {"replid": "r" * 40}, "p")
+    STATS.reset()
+    asyncio.run(p.execute([b"XADD", b"s", b"*", b"f", b"v"]))
+    STATS.error("WRONGTYPE Operation against a key holding the wrong kind of value")
+    body = generate_latest(METRICS.registry).decode()
+    assert 'xstream_commands_total{command="xadd"} 1.0' in body
+    assert 'xstream_errors_total{prefix="WRONGTYPE"} 1.0' in body

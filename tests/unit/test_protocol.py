@@ -127,8 +127,10 @@ def test_runtime_pins_are_the_core_and_the_server_extra() -> None:
 def test_cli_names_what_the_node_floor_defines() -> None:
     from xstream import cli  # noqa: PLC0415
     from xstream.node.store import FSYNC_POLICIES  # noqa: PLC0415
+    from xstream.server.loops import EVENT_LOOPS  # noqa: PLC0415
 
     assert cli.FSYNC_POLICIES == FSYNC_POLICIES
+    assert cli.EVENT_LOOPS == EVENT_LOOPS
     assert cli.SERVER_EXTRA == EXTRA
 
 

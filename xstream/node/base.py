@@ -40,10 +40,11 @@ from typing import Any
 
 from xstream.clock import now_ms
 from xstream.engine import NULL_ARRAY, Engine, Result, StreamError
-from xstream.engine.commands import lookup
+from xstream.engine.commands import Command, lookup
 from xstream.engine.context import BlockSpec
 from xstream.engine.reply import Reply, Status
-from xstream.node import infotext, servercmds, slices
+from xstream.node import infotext, servercmds, slices, users
+from xstream.node.acl import Acl
 from xstream.node.backlog import Backlog
 from xstream.node.batch import Batch
 from xstream.node.concern import WriteConcern
@@ -113,6 +114,7 @@ class Node(ABC):
         # blocked reads per (db, key), in the order they blocked (Redis serves them so)
         self._waiters: dict[Waited, dict[asyncio.Future[bytes], None]] = {}
         self.watches = Watches()  # WATCHed (db, key)s of the RESP connections
+        self.acl = Acl()  # the node's users: the host's, kept across roles (users.py)
         # the (db, key)s of blocked reads that wake when a key is deleted (XREADGROUP's on_nokey)
         self._nokey: dict[asyncio.Future[bytes], list[Waited]] = {}
 
@@ -141,14 +143,22 @@ class Node(ABC):
             raise StreamError("empty command")
         self.limits.check_args(argv)
         t0 = time.perf_counter()
+        server_cmd = SERVER_COMMANDS.get(argv[0].upper())
+        cmd = None
+        if server_cmd is None:
+            try:
+                cmd = lookup(argv)
+            except StreamError as e:
+                if e.message.startswith("wrong number of arguments"):
+                    STATS.call(argv[0].decode(errors="replace").lower(), 0, rejected=True)
+                raise
+        name = cmd.fullname if cmd is not None else argv[0].decode(errors="replace").lower()
         try:
-            name = _stat_name(argv)
-        except StreamError as e:
-            if e.message.startswith("wrong number of arguments"):
-                STATS.call(argv[0].decode(errors="replace").lower(), 0, rejected=True)
-            raise
-        try:
-            out = await self._execute(argv, concern, client_offset, db)
+            if server_cmd is not None:
+                out = await server_cmd(self, argv, client_offset)
+            else:
+                assert cmd is not None
+                out = await self._execute(cmd, argv, concern, client_offset, db)
         except StreamError:
             STATS.call(name, _usec(t0), failed=True)
             raise
@@ -156,13 +166,14 @@ class Node(ABC):
         return out
 
     async def _execute(
-        self, argv: Argv, concern: WriteConcern | None, client_offset: int, db: int
+        self,
+        cmd: Command,
+        argv: Argv,
+        concern: WriteConcern | None,
+        client_offset: int,
+        db: int,
     ) -> tuple[Reply, int]:
-        server_cmd = SERVER_COMMANDS.get(argv[0].upper())
-        if server_cmd is not None:
-            return await server_cmd(self, argv, client_offset)
-        cmd = lookup(argv)
-        METRICS.commands.labels(cmd.fullname).inc()
+        """Run the engine command `cmd` (argv's, looked up)."""
         if cmd.write:
             return await self.write(argv, concern, db)
         await self.reach(client_offset)
@@ -231,7 +242,6 @@ class Node(ABC):
                 room -= size
                 out.append(reply)
             except StreamError as e:
-                METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
                 out.append(e)
         return out, self.offset
 
@@ -240,6 +250,29 @@ class Node(ABC):
     ) -> Reply:
         """One command of a pipeline."""
         return (await self.execute(argv, concern, client_offset, db))[0]
+
+    # ------------------------------------------------------------ users (users.py)
+
+    def apply_record(self, effects: list[Argv]) -> Result:
+        """Apply one record of the stream: a users record to the users, any other to the
+        engine (its signaled and touched keys in the Result)."""
+        if users.is_users_record(effects):
+            users.install(self.acl, users.applied(self.acl.users, effects))
+            return Result(None)
+        return self.engine.apply_record(effects)
+
+    def change_users(self, effects: list[Argv]) -> int:
+        """Log and ship a users record (ACL SETUSER, DELUSER, LOAD), then apply it; the
+        offset after it (settle it as a write). Raises this node's refusal of writes (a
+        replica's READONLY, MISCONF, ...) first, even for no effects (nothing to log: the
+        check alone, as a write that changes nothing is still refused): nothing changes."""
+        self.check_writes()
+        assert not effects, f"a {self.role} that takes writes logs users records"
+        return self.offset
+
+    def snapshot_meta(self) -> dict[str, Any]:
+        """What a snapshot file holds beside the engine's data: the replid, the users."""
+        return {"replid": self.replid, **users.meta(self.acl)}
 
     # ------------------------------------------------------------ batches and transactions
 
@@ -296,7 +329,6 @@ class Node(ABC):
             return None
         now = now_ms()
         batch = Batch()
-        batch.count(argvs)
         for argv in argvs:
             server_cmd = SERVER_COMMANDS.get(argv[0].upper())
             if server_cmd is None:
@@ -306,6 +338,7 @@ class Node(ABC):
                 batch.add((await server_cmd(self, _no_wait(argv), 0))[0])  # none suspends
             except StreamError as e:
                 batch.fail(e)
+        batch.count(argvs)
         return await self.commit_batch(batch, concern) if writes else batch.replies
 
     async def commit_batch(
@@ -423,6 +456,7 @@ class Node(ABC):
         through this node re-parks through it); a primary fails them instead (Primary)."""
         to._waiters, to._nokey = self._waiters, self._nokey
         to.watches = self.watches
+        to.acl = self.acl
 
     @property
     def blocked_clients(self) -> int:
@@ -442,7 +476,7 @@ class Node(ABC):
         mark = STATS.saving()
         ok = False
         try:
-            offset, data = self.store.begin_snapshot(self.engine, {"replid": self.replid})
+            offset, data = self.store.begin_snapshot(self.engine, self.snapshot_meta())
             await asyncio.get_running_loop().run_in_executor(
                 None, self.store.finish_snapshot, offset, data
             )
@@ -499,14 +533,6 @@ async def _echo(node: Node, argv: Argv, client_offset: int) -> tuple[Reply, int]
 
 async def _info(node: Node, argv: Argv, client_offset: int) -> tuple[Reply, int]:
     return infotext.render(node.info() | node.blocking_info(), argv[1:]), node.offset
-
-
-def _stat_name(argv: Argv) -> str:
-    """The command's name in commandstats (a subcommand as `xinfo|stream`); StreamError for
-    an unknown command or a wrong arity (lookup's)."""
-    if argv[0].upper() in SERVER_COMMANDS:
-        return argv[0].decode(errors="replace").lower()
-    return lookup(argv).fullname
 
 
 def _usec(t0: float) -> int:

@@ -17,24 +17,25 @@ BLOCK: a null array); its effects (XREADGROUP creating its consumer) are kept.
 
 from __future__ import annotations
 
-from collections import Counter
+import time
 from typing import cast
 
 from xstream.engine import NULL_ARRAY, Engine, Result, StreamError
-from xstream.engine.commands import lookup
+from xstream.engine.commands import SUBCOMMANDS, lookup
 from xstream.engine.reply import Reply
-from xstream.node.metrics import METRICS
+from xstream.node.stats import STATS
 
 Argv = list[bytes]
 
 
 class Batch:
-    __slots__ = ("_db", "replies", "result")
+    __slots__ = ("_db", "_t0", "replies", "result")
 
     def __init__(self) -> None:
         self.replies: list[Reply | StreamError] = []  # in command order
         self.result = Result(None)  # all effects, signaled and touched keys together
         self._db = 0  # the database the batch's effects so far end in
+        self._t0 = time.perf_counter()  # when the batch began (commandstats' usec)
 
     def run(self, engine: Engine, argv: Argv, now_ms: int, db: int = 0) -> None:
         try:
@@ -91,16 +92,14 @@ class Batch:
         return True
 
     def count(self, argvs: list[Argv]) -> None:
-        """Count the commands in the metrics, as Node.execute counts one."""
-        names = Counter(_fullname(argv) for argv in argvs)
-        for name, n in names.items():
-            METRICS.commands.labels(name).inc(n)
+        """Count the commands run in INFO commandstats (as Node.execute counts one), the
+        batch's time so far shared among them."""
+        STATS.calls_in_batch([_fullname(argv) for argv in argvs], _usec(self._t0))
 
     def add(self, reply: Reply) -> None:
         self.replies.append(reply)
 
     def fail(self, error: StreamError) -> None:
-        METRICS.errors.labels(error.line.split(" ", 1)[0]).inc()
         self.replies.append(error)
 
     def failed(self, error: StreamError) -> list[Reply | StreamError]:
@@ -110,11 +109,19 @@ class Batch:
         return [r if isinstance(r, StreamError) else error for r in self.replies]
 
 
+def _usec(t0: float) -> int:
+    return int((time.perf_counter() - t0) * 1_000_000)
+
+
 def _fullname(argv: Argv) -> str:
-    try:
-        return lookup(argv).fullname
-    except StreamError:
-        return argv[0].decode("utf-8", "replace").lower()
+    """commandstats' name: the command's (lower case), `container|sub` for a subcommand."""
+    head = argv[0].lower()
+    if head in SUBCOMMANDS:
+        try:
+            return lookup(argv).fullname
+        except StreamError:
+            pass
+    return head.decode("utf-8", "replace")
 
 
 def _plain_xadd_key(argv: Argv) -> bytes | None:

@@ -21,6 +21,7 @@ Where the numbers come from:
 
 from __future__ import annotations
 
+import asyncio
 import os
 import platform
 import resource
@@ -39,6 +40,15 @@ RUN_ID = secrets.token_hex(20)  # Redis's run_id: random, one per process
 Section = Callable[[dict[str, Any]], list[tuple[str, object]]]
 
 
+def event_loop() -> str:
+    """The running event loop: `uvloop` or `asyncio` (server/loops.py chooses it)."""
+    try:
+        module = type(asyncio.get_running_loop()).__module__
+    except RuntimeError:
+        return "asyncio"
+    return "uvloop" if module.startswith("uvloop") else "asyncio"
+
+
 def _server(info: dict[str, Any]) -> list[tuple[str, object]]:
     now = time.time()
     uptime = int(now - STATS.started)
@@ -49,7 +59,7 @@ def _server(info: dict[str, Any]) -> list[tuple[str, object]]:
         ("redis_mode", "standalone"),
         ("os", f"{platform.system()} {platform.release()} {platform.machine()}"),
         ("arch_bits", 64 if sys.maxsize > 2**32 else 32),
-        ("multiplexing_api", "asyncio"),
+        ("multiplexing_api", event_loop()),
         ("process_id", os.getpid()),
         ("run_id", RUN_ID),
         ("tcp_port", STATS.tcp_port),

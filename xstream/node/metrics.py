@@ -1,8 +1,9 @@
 """Prometheus metrics of one node, served over HTTP by `serve(port)` (`/metrics`).
 
-Names follow Prometheus conventions with an `xstream_` prefix: commands and errors by
-command, the replication offset, per-replica acked offset and lag (bytes and ms) on a
-primary, apply lag on a replica, fsync latency, snapshot and resync counts.
+Names follow Prometheus conventions with an `xstream_` prefix: commands by command and
+error replies by prefix (read from INFO's counts, stats.py), the replication offset,
+per-replica acked offset and lag (bytes and ms) on a primary, apply lag on a replica, fsync
+latency, snapshot and resync counts.
 
 Over TLS (`serve(..., tls=context)`), the endpoint is prometheus_client's WSGI app on a
 listening socket wrapped with the node's listening SSLContext (node/tls.py: rotated material
@@ -16,6 +17,7 @@ import contextlib
 import socket
 import ssl
 import threading
+from collections.abc import Iterator
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
@@ -27,6 +29,10 @@ from prometheus_client import (
     make_wsgi_app,
     start_http_server,
 )
+from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from .stats import STATS
 
 _LAG_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
 
@@ -34,11 +40,11 @@ _LAG_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 
 class Metrics:
     def __init__(self) -> None:
         r = self.registry = CollectorRegistry()
-        self.commands = Counter("xstream_commands", "Commands executed", ["command"], registry=r)
-        self.errors = Counter("xstream_errors", "Commands that failed", ["prefix"], registry=r)
+        r.register(_CommandStats())  # xstream_commands_total, xstream_errors_total
         self.entries_ingested = Counter(
             "xstream_ingested_entries", "Entries appended by Ingest", registry=r
         )
+        # The node of the moment's offset, read at scrape time (server/host.py sets it)
         self.offset = Gauge("xstream_repl_offset", "Replication offset", registry=r)
         self.replica_ack = Gauge(
             "xstream_replica_ack_offset", "Offset acked by a replica", ["replica"], registry=r
@@ -71,6 +77,22 @@ class Metrics:
         self.disk_ok = Gauge(
             "xstream_disk_writable", "1 while the log takes writes, 0 while it refuses", registry=r
         )
+
+
+class _CommandStats(Collector):
+    """Commands and error replies as INFO commandstats/errorstats count them (stats.py), read
+    at scrape time: nothing is counted twice on the request path. CONFIG RESETSTAT resets
+    them, which Prometheus reads as a counter reset."""
+
+    def collect(self) -> Iterator[Metric]:
+        commands = CounterMetricFamily("xstream_commands", "Commands executed", labels=["command"])
+        for name, n in sorted(STATS.calls.items()):
+            commands.add_metric([name], n)
+        yield commands
+        errors = CounterMetricFamily("xstream_errors", "Error replies", labels=["prefix"])
+        for prefix, n in sorted(STATS.errors.items()):
+            errors.add_metric([prefix], n)
+        yield errors
 
 
 METRICS = Metrics()

@@ -5,11 +5,14 @@
     STATS.error(line)            one error reply: its prefix counts in errorstats
     STATS.call(name, usec, ...)  one command run by the node (commandstats: calls, usec,
                                  rejected_calls before it ran, failed_calls when it erred)
+    STATS.calls_in_batch(names, usec)   the commands of a batch (EXEC, pipelined writes)
     STATS.changed(n)             n writes applied (a primary's commit, a replica's records)
     STATS.saving(), saved(mark)  a snapshot began / was written (see `changes_since_save`)
     STATS.reset()                CONFIG RESETSTAT
 
-One object per process, as the Prometheus registry (metrics.py) is: the counters belong
+The one home of these counts: Prometheus's xstream_commands_total and xstream_errors_total
+(metrics.py) are read from here at scrape time. One object per process, as the Prometheus
+registry is: the counters belong
 to the node, not to the role of the moment (a promotion or a demotion keeps them, as Redis's
 stats survive REPLICAOF), and the edges, the roles and the server commands all reach it
 without being handed it. All increments happen on the event loop.
@@ -65,6 +68,13 @@ class Stats:
         self.usec[name] += usec
         if failed:
             self.failed[name] += 1
+
+    def calls_in_batch(self, names: list[str], usec: int) -> None:
+        """The commands of a batch (EXEC, a pipeline's run of writes), its time shared."""
+        each = usec // len(names) if names else 0
+        for name in names:
+            self.calls[name] += 1
+            self.usec[name] += each
 
     def changed(self, n: int = 1) -> None:
         self.changes += n

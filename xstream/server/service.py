@@ -35,7 +35,6 @@ from xstream.node import slices
 from xstream.node.acl import Acl
 from xstream.node.base import Argv, Node
 from xstream.node.concern import Acks, WriteConcern
-from xstream.node.metrics import METRICS
 from xstream.node.stats import STATS
 from xstream.node.store import DiskFault
 from xstream.protocol import DB_KEY, EPOCH_KEY, MAX_MESSAGE, OFFSET_KEY, PRIMARY_KEY
@@ -98,7 +97,6 @@ def _concern(msg: Any) -> WriteConcern | None:
 
 
 async def abort(node: Node, context: Context, e: StreamError) -> None:
-    METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
     STATS.error(e.line)
     meta = [protocol.ERROR_MARK, (OFFSET_KEY, str(node.offset)), _epoch_meta(node)]
     primary = getattr(node, "primary_address", "")
@@ -197,7 +195,6 @@ class StreamsService(pb_grpc.StreamsServicer):
                 db = _db(node, context)
                 ids = await node.ingest_batch(batch.key, split_entries(batch), db)
             except StreamError as e:
-                METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
                 STATS.error(e.line)
                 out.error = wire.error_text(e.line)
                 break

@@ -1,6 +1,7 @@
 """RESP, the Redis wire protocol, without I/O: bytes in, values out, values in, bytes out.
 
     encode(reply, proto)   Reply -> RESP2 or RESP3 bytes (chunks gathered, joined once)
+    encode_bulk(data)      bytes -> a bulk string (the fast path of encode)
     encode_error(err)      StreamError -> `-PREFIX message\r\n`
     RespParser             client requests -> argv lists, read as Redis's networking.c reads
                            them (multibulk, or inline split like sdssplitargs; see split_args
@@ -75,6 +76,12 @@ def encode(reply: Reply, proto: int = 2) -> bytes:
     return b"".join(out)
 
 
+def encode_bulk(data: bytes) -> bytes:
+    """A bulk string (the same in RESP2 and RESP3): `encode(data)` without the dispatch."""
+    n = len(data)
+    return (_BULK_HDR[n] if n < _SHARED_HDRS else b"$%d\r\n" % n) + data + _CRLF
+
+
 def encode_error(err: StreamError) -> bytes:
     """`-PREFIX message\\r\\n`; CR and LF cannot be framed, so Redis trims and blanks them."""
     line = err.line.strip("\r\n").replace("\r", " ").replace("\n", " ")
@@ -105,14 +112,7 @@ def _encode_into(out: list[bytes], reply: Reply, resp3: bool) -> None:
     elif isinstance(reply, list):
         n = len(reply)
         append(_ARRAY_HDR[n] if n < _SHARED_HDRS else b"*%d\r\n" % n)
-        for item in cast("list[Reply]", reply):
-            if type(item) is bytes:  # inlined: the bulk of every XRANGE reply
-                m = len(item)
-                append(_BULK_HDR[m] if m < _SHARED_HDRS else b"$%d\r\n" % m)
-                append(item)
-                append(_CRLF)
-            else:
-                _encode_into(out, item, resp3)
+        _encode_items(out, cast("list[Reply]", reply), resp3)
     elif isinstance(reply, Status):
         assert "\r" not in reply and "\n" not in reply, reply
         append(b"+" + reply.encode("utf-8", "surrogateescape") + _CRLF)
@@ -126,6 +126,22 @@ def _encode_into(out: list[bytes], reply: Reply, resp3: bool) -> None:
         _encode_into(out, bytes(reply), resp3)
     else:
         raise TypeError(f"not a reply value: {reply!r}")
+
+
+def _encode_items(out: list[bytes], items: list[Reply], resp3: bool) -> None:
+    """An array's items: bulk strings and plain lists inline (the whole of an XRANGE reply:
+    entries of [id, [field, value, ...]]), anything else through _encode_into."""
+    extend = out.extend
+    for item in items:
+        if type(item) is bytes:
+            m = len(item)
+            extend((_BULK_HDR[m] if m < _SHARED_HDRS else b"$%d\r\n" % m, item, _CRLF))
+        elif type(item) is list:
+            m = len(item)
+            out.append(_ARRAY_HDR[m] if m < _SHARED_HDRS else b"*%d\r\n" % m)
+            _encode_items(out, cast("list[Reply]", item), resp3)  # not a map: type() is list
+        else:
+            _encode_into(out, item, resp3)
 
 
 # --- The shared input buffer --------------------------------------------------------------------

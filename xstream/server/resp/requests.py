@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .codec import RespParser
+from .codec import _ARRAY_HDR, _BULK_HDR, _SHARED_HDRS, RespParser
 
 hiredis: Any
 try:
@@ -41,12 +41,20 @@ def new_parser(max_bulk_len: int) -> RespParser:
 
 
 def _canonical(argv: Any) -> bytes | None:
-    """argv's canonical multibulk encoding; None unless argv is a list of bytes (`%s` takes
-    only bytes-like values: an int, a list or None raises TypeError)."""
+    """argv's canonical multibulk encoding; None unless argv is a list of bytes (an int, a
+    list or None has no len() or cannot be joined: TypeError)."""
     if type(argv) is not list:
         return None
+    n = len(argv)
+    out = [_ARRAY_HDR[n] if n < _SHARED_HDRS else b"*%d\r\n" % n]
+    append = out.append
     try:
-        return b"*%d\r\n" % len(argv) + b"".join([b"$%d\r\n%s\r\n" % (len(a), a) for a in argv])
+        for arg in argv:
+            m = len(arg)
+            append(_BULK_HDR[m] if m < _SHARED_HDRS else b"$%d\r\n" % m)
+            append(arg)
+            append(b"\r\n")
+        return b"".join(out)
     except TypeError:
         return None
 

@@ -37,22 +37,21 @@ commands finish, their replies dropped.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ssl
-from collections.abc import Iterator
+import time
 from typing import Protocol, cast
 
+from xstream.engine.commands import SUBCOMMANDS
 from xstream.engine.errors import StreamError
-from xstream.node import slices
+from xstream.node import aclcats, slices
 from xstream.node.acl import Acl
 from xstream.node.base import Node
 from xstream.node.logs import slog
-from xstream.node.metrics import METRICS
 from xstream.node.stats import STATS
 
-from . import longreply, multi
-from .aclcommands import allowed, gate
-from .codec import ProtocolError, encode, encode_error
+from . import commandinfo, longreply, multi
+from .aclcommands import allowed, gate, user_of
+from .codec import ProtocolError, encode, encode_bulk, encode_error
 from .commandinfo import EDGE_COMMANDS
 from .conncommands import Conn, Verbatim, encode_edge
 from .requests import new_parser
@@ -144,6 +143,7 @@ class RespConnection(asyncio.Protocol):
             server.buffers,
             lambda index: server.served.node.engine.check_db(index),  # noqa: PLW0108 (the node of the moment)
             server.served.acl,
+            lambda effects: server.served.node.change_users(effects),  # noqa: PLW0108 (the node of the moment)
         )
         session.authenticated = not server.served.acl.requires_auth()
         self._task = asyncio.get_running_loop().create_task(self._run())
@@ -263,6 +263,18 @@ class RespConnection(asyncio.Protocol):
             return None
         if not allowed(conn, argv):
             return None  # refused by _execute, on its own
+        # The same command with as many arguments needs no second look up (a command that
+        # is no container is named by its first word, its arity by the count) nor, for a
+        # user whose own rules allow it (not by a first argument) with every key, a second
+        # ACL check: a pipeline of XADDs is checked once.
+        user = user_of(conn)
+        same = (
+            argv[0].lower() not in SUBCOMMANDS
+            and user is not None
+            and user.allkeys
+            and aclcats.fullname(argv) in user.allowed
+        )
+        head, argc = argv[0], len(argv)
         batch = [argv]
         while len(batch) < MAX_BATCH:
             try:
@@ -271,6 +283,9 @@ class RespConnection(asyncio.Protocol):
                 break  # raised again at the next turn, after the batch's replies
             if more is None:
                 break
+            if same and more[0] == head and len(more) == argc:
+                batch.append(more)
+                continue
             if (
                 more[0].upper() in EDGE_COMMANDS
                 or not node.batchable(more)
@@ -282,14 +297,17 @@ class RespConnection(asyncio.Protocol):
         return batch if len(batch) > 1 else None
 
     async def _execute_batch(self, batch: list[list[bytes]], session: Session) -> list[bytes]:
-        session.last_active = asyncio.get_running_loop().time()
-        session.last_cmd = _fullname(batch[-1])
+        session.last_active = time.monotonic()
+        session.last_argv = batch[-1]
+        STATS.command(len(batch))
         replies = await self.server.served.node.write_batch(batch, None, session.db)
         proto = session.proto
         out = []
         for reply in replies:
-            if isinstance(reply, StreamError):
-                METRICS.errors.labels(reply.line.split(" ", 1)[0]).inc()
+            if type(reply) is bytes:  # an XADD's ID: the bulk of every batch
+                out.append(encode_bulk(reply))
+            elif isinstance(reply, StreamError):
+                STATS.error(reply.line)
                 out.append(encode_error(reply))
             else:
                 out.append(encode(reply, proto))
@@ -297,60 +315,62 @@ class RespConnection(asyncio.Protocol):
 
     async def _execute(self, name: bytes, argv: list[bytes], session: Session) -> list[bytes]:
         """The reply to one command, encoded (in pieces when it is long)."""
-        session.last_active = asyncio.get_running_loop().time()
-        session.last_cmd = _fullname(argv)
+        session.last_active = time.monotonic()
+        session.last_argv = argv
         node = self.server.served.node
         STATS.command()
         try:
             assert self.conn is not None
-            refused = gate(self.conn, argv, "multi" if session.queued is not None else "toplevel")
+            try:  # Redis's order: unknown or wrong arity, then NOAUTH, then NOPERM
+                commandinfo.check(argv)
+                context = "multi" if session.queued is not None else "toplevel"
+                refused = gate(self.conn, argv, context)
+            except StreamError as e:
+                refused = e
             if refused is not None:
-                if session.queued is not None:
-                    multi.refused(session, node, name)
-                raise refused
+                raise multi.refused(session, node, name, refused)
             if multi.queues(session, name):
                 return [encode(multi.queue(session, node, argv), session.proto)]
+            before = node.offset
             if name in multi.TRANSACTION_COMMANDS:
-                return [await multi.run(name, argv, session, node, self.conn)]
+                encoded = await multi.run(name, argv, session, node, self.conn)
+                await _settle_users(node, before)
+                return [encoded]
             if name == b"RESET":
                 multi.discard(session, node)
             edge = EDGE_COMMANDS.get(name)
             if edge is not None:
-                return [encode_edge(edge(self.conn, argv), session.proto)]
-            with _long_read(node, argv) as may_be_long:
-                session.blocked = name in MAY_BLOCK
+                edge_reply = edge(self.conn, argv)
+                await _settle_users(node, before)
+                return [encode_edge(edge_reply, session.proto)]
+            if slices.slices_for(argv, node.limits):
+                with slices.gc_paused():  # until its reply is encoded
+                    reply, _ = await node.execute(argv, db=session.db)
+                    if longreply.is_long(reply):
+                        return await longreply.encode_long(reply, session.proto)
+                    return [encode(reply, session.proto)]
+            if name in MAY_BLOCK:
+                session.blocked = True
                 try:
                     reply, _ = await node.execute(argv, db=session.db)
                 finally:
                     session.blocked = False
-                if name == b"INFO" and isinstance(reply, bytes):
-                    return [encode_edge(Verbatim(reply), session.proto)]
-                if may_be_long and longreply.is_long(reply):
-                    return await longreply.encode_long(reply, session.proto)
-                return [encode(reply, session.proto)]
+            else:
+                reply, _ = await node.execute(argv, db=session.db)
+            if name == b"INFO" and isinstance(reply, bytes):
+                return [encode_edge(Verbatim(reply), session.proto)]
+            return [encode(reply, session.proto)]
         except StreamError as e:
-            METRICS.errors.labels(e.line.split(" ", 1)[0]).inc()
             STATS.error(e.line)
             return [encode_error(e)]
 
 
-@contextlib.contextmanager
-def _long_read(node: Node, argv: list[bytes]) -> Iterator[bool]:
-    """Whether `argv` may be a long read (slices.py); if so, automatic garbage collections
-    wait until its reply is encoded (slices.gc_paused)."""
-    if slices.slices_for(argv, node.limits):
-        with slices.gc_paused():
-            yield True
-    else:
-        yield False
-
-
-def _fullname(argv: list[bytes]) -> str:
-    """Redis's `cmd->fullname` for CLIENT INFO's cmd=: `client|list` for subcommands."""
-    name = argv[0].decode("utf-8", "replace").lower()
-    if name in ("client", "command", "xinfo", "xgroup") and len(argv) > 1:
-        return f"{name}|{argv[1].decode('utf-8', 'replace').lower()}"
-    return name
+async def _settle_users(node: Node, before: int) -> None:
+    """An edge command that logged a users record (ACL SETUSER, ...) is settled as a write
+    (fsync policy, lease) before its reply; MISCONF or LEASELOST answer instead. EXEC's
+    own record was settled by the node already: settling again returns at once."""
+    if node.offset != before:
+        await node.settle(node.offset, None)
 
 
 def _address(addr: object) -> str:

@@ -29,7 +29,7 @@ class Session:
     lib_ver: bytes = b""  # CLIENT SETINFO LIB-VER
     created: float = field(default_factory=time.monotonic)  # connect time
     last_active: float = field(default_factory=time.monotonic)  # last command's start
-    last_cmd: str = "NULL"  # last command's full name, lower case (CLIENT INFO cmd=)
+    last_argv: list[bytes] | None = None  # the last command (CLIENT INFO cmd=); None: none
     blocked: bool = False  # a command is waiting (BLOCK, WAIT)
     closing: bool = False  # QUIT or CLIENT KILL: no more commands
     queued: list[list[bytes]] | None = None  # commands queued since MULTI; None: not in MULTI
@@ -41,6 +41,18 @@ class Session:
     def reset(self) -> None:
         """RESET: back to a fresh connection's state (the ID and addresses stay)."""
         self.proto, self.db, self.name = 2, 0, b""
+
+    @property
+    def last_cmd(self) -> str:
+        """Redis's `cmd->fullname` of the last command (`client|list` for a subcommand), lower
+        case; `NULL` before the first."""
+        argv = self.last_argv
+        if not argv:
+            return "NULL"
+        name = argv[0].decode("utf-8", "replace").lower()
+        if name in ("client", "command", "xinfo", "xgroup") and len(argv) > 1:
+            return f"{name}|{argv[1].decode('utf-8', 'replace').lower()}"
+        return name
 
     def info_line(self, qbuf: int = 0, obuf: int = 0) -> str:
         """One CLIENT LIST / CLIENT INFO line, Redis's fields (those without meaning here 0)."""
