@@ -5,7 +5,7 @@
 #
 # Builds are cached in $cache/engine-<key>, the key a hash of engine/*.py, scripts/mypyc_build.py,
 # mypy's version and the interpreter (scripts/mypyc_build.py key): an unchanged engine is copied
-# in, not compiled (~1 min on 2 cores). The newest few builds are kept.
+# in, not compiled (1-1.5 min of one core). The newest few builds are kept.
 # Needs a C compiler and the Python headers; on Debian they are installed with apt-get when
 # missing. Without them, or if the build fails, the engine stays pure Python and this says so
 # in one line (exit 0: the pure engine is a complete one).

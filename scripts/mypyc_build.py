@@ -14,7 +14,7 @@ installed ones, plus a generated `_stamp.py` holding the sources' digest
 stale build. The key covers the sources, this file, mypy's version, the interpreter and its
 C compiler: anything else that changes the output.
 
-Modules left pure: engine/native.py's PURE (the two that choose the build, and reply.py).
+Modules left pure: engine/native.py's PURE (its comment says why each).
 """
 
 from __future__ import annotations
