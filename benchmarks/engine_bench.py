@@ -23,6 +23,14 @@ What is measured, for each workload:
                     heap the stream holds (tracemalloc, a separate batched load), vs redis
                     MEMORY USAGE (default samples, and SAMPLES 0: every node) and the INFO
                     used_memory delta of the load.
+  XREADGROUP        a new group's consumer reads the whole stream with `>` in COUNT 100 pages,
+                    acknowledging each page with one XACK (100 IDs) before the next read, so
+                    its PEL stays small; per entry, for XREADGROUP and XACK apart, engine
+                    through execute(), redis through redis-py and server time.
+
+Rates are per entry (XADD per call); the table also gives the engine's µs per entry. The
+engine is whichever build xstream.engine loads (printed first): compiled with mypyc, or pure
+Python with XSTREAM_ENGINE=pure.
 
 The engine's clock is simulated: now_ms advances by 1 every `batch` entries, for both engine
 runs, so their IDs and layouts are identical. redis-server gets the engine's concrete IDs, so
@@ -51,6 +59,7 @@ from pathlib import Path
 
 import redis
 
+import xstream.engine
 from xstream.engine import Engine
 from xstream.engine.commands.keys import memory_usage
 from xstream.engine.stream import Stream
@@ -211,9 +220,12 @@ class Row:
     note: str = ""
 
 
+_CLOCK: Callable[[], float] = time.perf_counter  # the engine's clock: main() sets args.clock's
+
+
 def best_of(args: argparse.Namespace, run: Callable[[], object]) -> tuple[float, object]:
     """The fastest of `args.repeat` runs (seconds, on args.clock) and the last run's result."""
-    clock = time.process_time if args.clock == "cpu" else time.perf_counter
+    clock = _CLOCK
     times = []
     result: object = None
     for _ in range(args.repeat):
@@ -271,6 +283,53 @@ def redis_pages(r: redis.Redis, count: int) -> int:
         if len(page) < count:
             return seen
         start = b"(" + page[-1][0]
+
+
+def engine_group_pass(e: Engine, count: int, now_ms: int) -> tuple[float, float, int]:
+    """A new group's consumer reads the whole stream in XREADGROUP pages of `count` and
+    acknowledges each page (one XACK) before reading the next, so its PEL stays small:
+    (read seconds, ack seconds, entries), on the run's clock."""
+    e.execute([b"XGROUP", b"DESTROY", KEY, b"bench"])
+    e.execute([b"XGROUP", b"CREATE", KEY, b"bench", b"0"])
+    read = [b"XREADGROUP", b"GROUP", b"bench", b"c", b"COUNT", b"%d" % count, b"STREAMS", KEY, b">"]
+    t_read = t_ack = 0.0
+    seen = 0
+    gc.collect()
+    while True:
+        t = _CLOCK()
+        reply = e.execute(read, now_ms).reply
+        t_read += _CLOCK() - t
+        if not isinstance(reply, list) or not reply:
+            return t_read, t_ack, seen
+        page = reply[0][1]
+        assert isinstance(page, list)
+        ids = []
+        for entry in page:
+            assert isinstance(entry, list) and isinstance(entry[0], bytes)
+            ids.append(entry[0])
+        t = _CLOCK()
+        e.execute([b"XACK", KEY, b"bench", *ids])
+        t_ack += _CLOCK() - t
+        seen += len(ids)
+
+
+def redis_group_pass(r: redis.Redis, count: int) -> tuple[float, float, int]:
+    r.execute_command("XGROUP", "DESTROY", KEY, "bench")
+    r.execute_command("XGROUP", "CREATE", KEY, "bench", "0")
+    read = ("XREADGROUP", "GROUP", "bench", "c", "COUNT", count, "STREAMS", KEY, ">")
+    t_read = t_ack = 0.0
+    seen = 0
+    while True:
+        t = time.perf_counter()
+        reply = r.execute_command(*read)
+        t_read += time.perf_counter() - t
+        if not reply:
+            return t_read, t_ack, seen
+        ids = [entry[0] for entry in reply[0][1]]
+        t = time.perf_counter()
+        r.execute_command("XACK", KEY, "bench", *ids)
+        t_ack += time.perf_counter() - t
+        seen += len(ids)
 
 
 def heap_bytes(entries: list[Entry], batch: int) -> int:
@@ -376,6 +435,24 @@ def bench_workload(
     row("bytes/entry, MEMORY USAGE", mine, mu, "B", "redis: default 5 samples")
     row("bytes/entry, MEMORY USAGE exact", mine, mu0, "B", "redis: SAMPLES 0")
     row("bytes/entry, heap vs used_memory", heap, used, "B", "engine: tracemalloc")
+    # -- XREADGROUP, XACK (the stream's groups change from here on) --
+    passes = [engine_group_pass(e, 100, BASE_MS + n) for _ in range(args.repeat)]
+    assert all(seen == n for _, _, seen in passes), passes
+    t_read, t_ack = min(p[0] for p in passes), min(p[1] for p in passes)
+    read_r = read_srv = ack_r = ack_srv = None
+    if r is not None:
+        r.execute_command("CONFIG", "RESETSTAT")
+        r_read, r_ack, seen = redis_group_pass(r, 100)
+        assert seen == n, (seen, n)
+        read_r, ack_r = n / r_read, n / r_ack
+        _, usec = server_usec(r, "xreadgroup")
+        read_srv = n / (usec / 1e6) if usec else None
+        _, usec = server_usec(r, "xack")
+        ack_srv = n / (usec / 1e6) if usec else None
+    row("XREADGROUP COUNT 100 >", n / t_read, read_r, "/s", "redis: redis-py client incl.")
+    row("XREADGROUP COUNT 100 >, server", n / t_read, read_srv, "/s", "redis: server time only")
+    row("XACK 100 IDs/call", n / t_ack, ack_r, "/s", "redis: redis-py client incl.")
+    row("XACK 100 IDs/call, server", n / t_ack, ack_srv, "/s", "redis: server time only")
     return rows
 
 
@@ -389,16 +466,24 @@ def fmt(v: float | None, unit: str) -> str:
 
 
 def print_table(rows: Sequence[Row]) -> None:
-    head = f"{'workload':<8} {'measure':<34} {'engine':>14} {'redis-server':>14} {'ratio':>7}  note"
+    head = (
+        f"{'workload':<8} {'measure':<34} {'engine':>14} {'µs':>6} {'redis-server':>14} "
+        f"{'ratio':>7}  note"
+    )
     print()
     print(head)
     print("-" * len(head))
     for r in rows:
         ratio = f"{r.engine / r.redis:.2f}x" if r.engine and r.redis else "-"
         engine, theirs = fmt(r.engine, r.unit), fmt(r.redis, r.unit)
-        print(f"{r.workload:<8} {r.measure:<34} {engine:>14} {theirs:>14} {ratio:>7}  {r.note}")
+        usec = f"{1e6 / r.engine:.2f}" if r.engine and r.unit == "/s" else ""
+        print(
+            f"{r.workload:<8} {r.measure:<34} {engine:>14} {usec:>6} {theirs:>14} {ratio:>7}  "
+            f"{r.note}"
+        )
     print()
-    print("ratio = engine / redis: above 1 is better for rates, below 1 is better for bytes.")
+    print("ratio = engine / redis: above 1 is better for rates, below 1 is better for bytes;")
+    print("µs = the engine's microseconds per entry (XADD argv: per call).")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -426,11 +511,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    global _CLOCK  # noqa: PLW0603  (one setting for the whole run)
     args = parse_args(argv)
+    _CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     names = ["fields", "payload"] if args.workload == "both" else [args.workload]
     python = sys.version.split()[0]
     load = os.getloadavg()[0]
     print(f"python {python}, {os.cpu_count()} CPUs, load {load:.2f}, engine clock {args.clock}")
+    print(f"engine: {xstream.engine.BUILD}")
     rows: list[Row] = []
     with _maybe_redis(args) as r:
         if r is not None:

@@ -18,18 +18,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import chain
-from typing import cast
+from typing import Final, cast
 
 from .commands import append
 from .commands.add_trim import id_exhausted
-from .context import Argv, EngineConfig, Result
+from .context import Argv, Result
 from .errors import StreamError, wrong_arity
 from .ids import MAX_ID, MIN_ID, UINT64_MAX, StreamID, next_auto_id
 from .keyspace import Keyspace
 from .reply import Reply
+from .settings import EngineConfig
 from .stream import LISTPACK_MAX_SIZE
 
-_MAX_IDV = (1 << 128) - 1  # MAX_ID as a 128-bit int
+_MAX_IDV: Final = (1 << 128) - 1  # MAX_ID as a 128-bit int
 
 
 def xadd_many(

@@ -19,31 +19,13 @@ records, through the context:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from .keyspace import Keyspace
 from .reply import Reply
-
-if TYPE_CHECKING:
-    from .settings import Settings
+from .settings import EngineConfig, Settings
 
 Argv = list[bytes]
-
-
-@dataclass(frozen=True, slots=True)
-class EngineConfig:
-    node_max_bytes: int = 4096  # stream-node-max-bytes; 0 = no limit (capped at 1 GiB)
-    node_max_entries: int = 100  # stream-node-max-entries; 0 = no limit
-    databases: int = 16  # Redis's `databases`: db indexes are 0 .. databases - 1
-    random_seed: int = 0  # seeds the engine's RANDOMKEY sequence (engine.py)
-    idmp_duration: int = 100  # stream-idmp-duration: a new stream's IDMP window, seconds
-    idmp_maxsize: int = 100  # stream-idmp-maxsize: a new stream's IIDs kept per producer
-
-    @property
-    def idmp(self) -> tuple[int, int]:
-        """A new stream's (idmp_duration, idmp_maxsize)."""
-        return self.idmp_duration, self.idmp_maxsize
 
 
 @dataclass(slots=True)
@@ -78,20 +60,44 @@ class BlockSpec:
 Signaled = list[tuple[int, bytes]]  # (db, key)
 
 
-@dataclass(slots=True)
+# Result and Ctx are made once per command: their __init__ is written out (init=False) because
+# mypyc compiles it, where the one dataclass generates would run as Python on every command.
+
+
+@dataclass(slots=True, init=False)
 class Result:
     reply: Reply
-    effects: list[Argv] = field(default_factory=list)
-    signaled: Signaled = field(default_factory=list)
-    block: BlockSpec | None = None
-    touched: Signaled = field(default_factory=list)  # (db, key) a WATCH sees modified
+    effects: list[Argv]
+    signaled: Signaled
+    block: BlockSpec | None
+    touched: Signaled  # (db, key) a WATCH sees modified
     # Whether Redis counts the write as a change (server.dirty: INFO's
     # rdb_changes_since_last_save); False for effects Redis does not propagate (a consumer's
     # history read updating delivery counts: propagation.md), which xstream ships anyway.
-    dirty: bool = True
+    dirty: bool
+
+    def __init__(
+        self,
+        reply: Reply,
+        effects: list[Argv] | None = None,
+        signaled: Signaled | None = None,
+        block: BlockSpec | None = None,
+        touched: Signaled | None = None,
+        dirty: bool = True,
+    ) -> None:
+        self.reply = reply
+        self.effects = [] if effects is None else effects
+        self.signaled = [] if signaled is None else signaled
+        self.block = block
+        self.touched = [] if touched is None else touched
+        self.dirty = dirty
 
 
-@dataclass(slots=True)
+def _no_draw() -> int:
+    return 0
+
+
+@dataclass(slots=True, init=False)
 class Ctx:
     argv: Argv
     now_ms: int
@@ -100,12 +106,37 @@ class Ctx:
     db: int  # the selected database
     config: EngineConfig
     settings: Settings  # the engine's (XCONFIGSET changes them)
-    effects: list[Argv] = field(default_factory=list)
-    signaled: Signaled = field(default_factory=list)
-    block: BlockSpec | None = None
-    touched: Signaled = field(default_factory=list)
-    draw: Callable[[], int] = lambda: 0  # the engine's next pseudo-random u64 (RANDOMKEY)
-    dirty: bool = True  # see Result.dirty
+    effects: list[Argv]
+    signaled: Signaled
+    block: BlockSpec | None
+    touched: Signaled
+    draw: Callable[[], int]  # the engine's next pseudo-random u64 (RANDOMKEY)
+    dirty: bool  # see Result.dirty
+
+    def __init__(
+        self,
+        argv: Argv,
+        now_ms: int,
+        replicated: bool,
+        dbs: list[Keyspace],
+        db: int,
+        config: EngineConfig,
+        settings: Settings,
+        draw: Callable[[], int] = _no_draw,
+    ) -> None:
+        self.argv = argv
+        self.now_ms = now_ms
+        self.replicated = replicated
+        self.dbs = dbs
+        self.db = db
+        self.config = config
+        self.settings = settings
+        self.effects = []
+        self.signaled = []
+        self.block = None
+        self.touched = []
+        self.draw = draw
+        self.dirty = True
 
     @property
     def keyspace(self) -> Keyspace:

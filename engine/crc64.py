@@ -11,9 +11,10 @@ stream pay that once per call.
 from __future__ import annotations
 
 import struct
+from typing import Final
 
-_WORDS = struct.Struct("<Q")
-_REFLECTED_POLY = 0x95AC9329AC4BC9B5  # 0xad93d23594c935a9 with its bits reversed
+_WORDS: Final = struct.Struct("<Q")
+_REFLECTED_POLY: Final = 0x95AC9329AC4BC9B5  # 0xad93d23594c935a9 with its bits reversed
 
 
 def _tables() -> list[list[int]]:
@@ -30,7 +31,7 @@ def _tables() -> list[list[int]]:
     return tables
 
 
-_T = _tables()
+_T: Final = _tables()
 
 
 def crc64(data: bytes | bytearray | memoryview, crc: int = 0) -> int:

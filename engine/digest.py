@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import struct
 from collections import deque
+from typing import Final
 
 from . import listpack as lp_
 from . import node
@@ -21,8 +22,8 @@ from .ids import MAX_ID, MIN_ID, StreamID
 from .keyspace import Keyspace, Value
 from .stream import LISTPACK_MAX_SIZE, Stream
 
-_U64 = struct.Struct(">Q")
-_I64 = struct.Struct(">q")
+_U64: Final = struct.Struct(">Q")
+_I64: Final = struct.Struct(">q")
 
 
 def _chunk(b: bytes) -> bytes:

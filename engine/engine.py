@@ -40,17 +40,18 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
+from typing import Final
 
 from . import api, commands, digest
-from .context import Argv, BlockSpec, Ctx, EngineConfig, Result, Signaled
+from .context import Argv, BlockSpec, Ctx, Result, Signaled
 from .errors import StreamError, not_integer
 from .ids import string2ll
 from .keyspace import Clock, Keyspace, Mode
 from .reply import OK
-from .settings import Settings
+from .settings import EngineConfig, Settings
 from .stream import Stream
 
-_MASK64 = (1 << 64) - 1
+_MASK64: Final = (1 << 64) - 1
 
 
 class Engine:

@@ -19,6 +19,8 @@ that is corrupt, truncated or of an unknown version.
 
 from __future__ import annotations
 
+from typing import Final
+
 
 class CoreError(Exception):
     """The root: every error the engine, the node, its roles and its servers raise on purpose."""
@@ -52,10 +54,10 @@ class SnapshotError(EngineError):
 
 
 # Redis's own texts, shared by several commands. One definition each.
-SYNTAX = "syntax error"
-NOT_INTEGER = "value is not an integer or out of range"
-INVALID_ID = "Invalid stream ID specified as stream command argument"
-NO_SUCH_KEY = "no such key"
+SYNTAX: Final = "syntax error"
+NOT_INTEGER: Final = "value is not an integer or out of range"
+INVALID_ID: Final = "Invalid stream ID specified as stream command argument"
+NO_SUCH_KEY: Final = "no such key"
 
 
 def syntax_error() -> StreamError:

@@ -26,10 +26,11 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterator
+from typing import Final
 
 from .ids import StreamID
 
-INVALID_ENTRIES_READ = -1
+INVALID_ENTRIES_READ: Final = -1
 
 
 class Nack:

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from typing import Final
 
 from .ids import StreamID
 from .stream import Stream
 
-_LEN = struct.Struct(">I")
-_MOD = 1 << 128
+_LEN: Final = struct.Struct(">I")
+_MOD: Final = 1 << 128
 
 
 def auto_iid(fields: list[bytes], values: list[bytes]) -> bytes:

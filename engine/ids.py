@@ -16,15 +16,15 @@ The rax key of an ID is its 16-byte big-endian encoding, so byte order equals ID
 from __future__ import annotations
 
 import struct
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from .errors import StreamError, invalid_id
 
-UINT64_MAX = (1 << 64) - 1
-INT64_MAX = (1 << 63) - 1
-INT64_MIN = -(1 << 63)
-_KEY = struct.Struct(">QQ")
-_SPACES = b" \t\n\v\f\r"
+UINT64_MAX: Final = (1 << 64) - 1
+INT64_MAX: Final = (1 << 63) - 1
+INT64_MIN: Final = -(1 << 63)
+_KEY: Final = struct.Struct(">QQ")
+_SPACES: Final = b" \t\n\v\f\r"
 
 
 class StreamID(NamedTuple):
@@ -49,9 +49,11 @@ class StreamID(NamedTuple):
 
     def incr(self) -> StreamID | None:
         """The next ID, or None past the maximum (Redis's streamIncrID)."""
-        if self.seq < UINT64_MAX:
+        # != and not <: both halves are <= UINT64_MAX, and compiled, an int compares equal to
+        # a constant past 62 bits without leaving machine words (< does not)
+        if self.seq != UINT64_MAX:
             return StreamID(self.ms, self.seq + 1)
-        if self.ms < UINT64_MAX:
+        if self.ms != UINT64_MAX:
             return StreamID(self.ms + 1, 0)
         return None
 
@@ -64,8 +66,8 @@ class StreamID(NamedTuple):
         return None
 
 
-MIN_ID = StreamID(0, 0)
-MAX_ID = StreamID(UINT64_MAX, UINT64_MAX)
+MIN_ID: Final = StreamID(0, 0)
+MAX_ID: Final = StreamID(UINT64_MAX, UINT64_MAX)
 
 
 def string2ll(s: bytes) -> int | None:
@@ -79,10 +81,10 @@ def string2ll(s: bytes) -> int | None:
     if not digits or not digits.isdigit() or digits[0] == 48:
         return None
     v = int(digits)
-    if s[0] == 45:
-        v = -v
-        return v if v >= INT64_MIN else None
-    return v if v <= INT64_MAX else None
+    negative = s[0] == 45
+    if len(digits) > 18 and v > (-INT64_MIN if negative else INT64_MAX):  # 18 digits always fit
+        return None
+    return -v if negative else v
 
 
 def _strtoull(s: bytes) -> int | None:
@@ -147,6 +149,12 @@ def parse_id(
 
 def parse_strict(arg: bytes, missing_seq: int = 0) -> StreamID:
     return parse_id(arg, strict=True, missing_seq=missing_seq)[0]
+
+
+def parse_encoded(arg: bytes) -> StreamID:
+    """An ID as StreamID.encode() wrote it (`<ms>-<seq>`, the engine's own replies): no checks."""
+    ms, _, seq = arg.partition(b"-")
+    return StreamID(int(ms), int(seq))
 
 
 def parse_loose(arg: bytes, missing_seq: int = 0) -> StreamID:

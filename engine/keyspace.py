@@ -23,6 +23,7 @@ from __future__ import annotations
 import enum
 from collections import deque
 from collections.abc import Iterator
+from typing import Final
 
 from .errors import wrong_type
 from .stream import Stream
@@ -51,7 +52,7 @@ class Clock:
 
 Expired = tuple["Keyspace", bytes, Value, int]  # (keyspace, key, value, when): undo material
 
-KEEP_CLOCK = Clock()  # the clock of keyspaces no engine has attached; never changed
+KEEP_CLOCK: Final = Clock()  # the clock of keyspaces no engine has attached; never changed
 
 
 class Keyspace:

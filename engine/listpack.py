@@ -29,24 +29,25 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable
+from typing import Final
 
-HEADER_SIZE = 6
-EOF_BYTE = 0xFF
-NUMELE_UNKNOWN = 65535
-_INT64_MIN = -(1 << 63)
-_INT64_MAX = (1 << 63) - 1
-_U32 = struct.Struct("<I")
-_U16 = struct.Struct("<H")
-_HEADER = struct.Struct("<IH")  # total-bytes, num-elements
-_I16 = struct.Struct("<h")
-_I32 = struct.Struct("<i")
-_I64 = struct.Struct("<q")
+HEADER_SIZE: Final = 6
+EOF_BYTE: Final = 0xFF
+NUMELE_UNKNOWN: Final = 65535
+_INT64_MIN: Final = -(1 << 63)
+_INT64_MAX: Final = (1 << 63) - 1
+_U32: Final = struct.Struct("<I")
+_U16: Final = struct.Struct("<H")
+_HEADER: Final = struct.Struct("<IH")  # total-bytes, num-elements
+_I16: Final = struct.Struct("<h")
+_I32: Final = struct.Struct("<i")
+_I64: Final = struct.Struct("<q")
 # Whole integer elements (encoding byte, value, backlen) in one pack; 24-bit packs as a u32
 # whose low byte is the encoding byte.
-ENC16: struct.Struct = struct.Struct("<BhB")
-ENC24: struct.Struct = struct.Struct("<IB")
-ENC32: struct.Struct = struct.Struct("<BiB")
-ENC64: struct.Struct = struct.Struct("<BqB")
+ENC16: Final[struct.Struct] = struct.Struct("<BhB")
+ENC24: Final[struct.Struct] = struct.Struct("<IB")
+ENC32: Final[struct.Struct] = struct.Struct("<BiB")
+ENC64: Final[struct.Struct] = struct.Struct("<BqB")
 
 Element = int | bytes
 
@@ -100,7 +101,7 @@ def _encode_int_uncached(v: int) -> bytes:
 
 
 # encode_int(v) for -4096 <= v <= 4095 is SMALL_INTS[v + 4096]; hot loops index it directly.
-SMALL_INTS: tuple[bytes, ...] = tuple(_encode_int_uncached(v) for v in range(-4096, 4096))
+SMALL_INTS: Final[tuple[bytes, ...]] = tuple(_encode_int_uncached(v) for v in range(-4096, 4096))
 
 
 def encode_int(v: int) -> bytes:
@@ -145,8 +146,8 @@ def _as_int64(s: bytes) -> int | None:
 
 # The two constant bytes around a short (6-bit length) string, by length: a string `s` with
 # len(s) < 64 that is not a number encodes as STR6_HEAD[len(s)] + s + STR6_BACK[len(s)].
-STR6_HEAD: tuple[bytes, ...] = tuple(bytes((0x80 | n,)) for n in range(64))
-STR6_BACK: tuple[bytes, ...] = tuple(bytes((n + 1,)) for n in range(64))
+STR6_HEAD: Final[tuple[bytes, ...]] = tuple(bytes((0x80 | n,)) for n in range(64))
+STR6_BACK: Final[tuple[bytes, ...]] = tuple(bytes((n + 1,)) for n in range(64))
 
 
 def encode_str(s: bytes) -> bytes:
@@ -292,7 +293,7 @@ def read_int(lp: bytes | bytearray, pos: int) -> tuple[int, int]:
 
 
 # b"%d" % v for the 7-bit integers, the most common integer elements.
-UINT7_DIGITS: tuple[bytes, ...] = tuple(b"%d" % v for v in range(128))
+UINT7_DIGITS: Final[tuple[bytes, ...]] = tuple(b"%d" % v for v in range(128))
 
 
 def get_bytes(lp: bytes, pos: int) -> tuple[bytes, int]:

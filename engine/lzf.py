@@ -14,11 +14,13 @@ lzf_compress returns 0. Pure Python: a few MB/s.
 
 from __future__ import annotations
 
-_HSIZE_MASK = (1 << 16) - 1  # HLOG 16
-_MAX_LIT = 1 << 5
-_MAX_OFF = 1 << 13
-_MAX_REF = (1 << 8) + (1 << 3)
-_U32 = 0xFFFFFFFF
+from typing import Final
+
+_HSIZE_MASK: Final = (1 << 16) - 1  # HLOG 16
+_MAX_LIT: Final = 1 << 5
+_MAX_OFF: Final = 1 << 13
+_MAX_REF: Final = (1 << 8) + (1 << 3)
+_U32: Final = 0xFFFFFFFF
 
 
 class LzfError(ValueError):

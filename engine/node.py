@@ -33,30 +33,25 @@ test_node_fastpaths.py pins them to the plain definitions, test_xadd_many to one
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Final
 
 from . import listpack as lp_
 from .ids import StreamID
+from .listpack import ENC16, ENC24, SMALL_INTS, STR6_BACK, STR6_HEAD, encode_int, encode_str
 
-FLAG_NONE = 0
-FLAG_DELETED = 1
-FLAG_SAMEFIELDS = 2
+FLAG_NONE: Final = 0
+FLAG_DELETED: Final = 1
+FLAG_SAMEFIELDS: Final = 2
 
 Entry = list[bytes]  # field, value, field, value, ...
 RangeItem = list[bytes | Entry]  # [id, [field, value, ...]] as XRANGE replies
 
-_MASK64 = (1 << 64) - 1
-_SIGN64 = 1 << 63
-_ENC_ZERO = lp_.encode_int(0)
-_ENC_ONE = lp_.encode_int(1)
-_ENC_SAME = lp_.encode_int(FLAG_SAMEFIELDS)
-_ENC_NONE = lp_.encode_int(FLAG_NONE)
-_encode_int = lp_.encode_int
-_encode_str = lp_.encode_str
-_SMALL = lp_.SMALL_INTS
-_HEAD = lp_.STR6_HEAD
-_BACK = lp_.STR6_BACK
-_ENC16 = lp_.ENC16
-_ENC24 = lp_.ENC24
+_MASK64: Final = (1 << 64) - 1
+_SIGN64: Final = 1 << 63
+_ENC_ZERO: Final = encode_int(0)
+_ENC_ONE: Final = encode_int(1)
+_ENC_SAME: Final = encode_int(FLAG_SAMEFIELDS)
+_ENC_NONE: Final = encode_int(FLAG_NONE)
 
 
 def delta(a: int, b: int) -> int:
@@ -72,14 +67,14 @@ def undelta(base: int, d: int) -> int:
 def create(entry_id: StreamID, fields: Sequence[bytes], values: Sequence[bytes]) -> bytearray:
     """A new node whose master entry takes `fields`, holding one entry."""
     nf = len(fields)
-    parts = [_ENC_ONE, _ENC_ZERO, _encode_int(nf)]
-    parts.extend(map(_encode_str, fields))
+    parts = [_ENC_ONE, _ENC_ZERO, encode_int(nf)]
+    parts.extend(map(encode_str, fields))
     parts.append(_ENC_ZERO)
     parts.append(_ENC_SAME)
     parts.append(_ENC_ZERO)
     parts.append(_ENC_ZERO)
-    parts.extend(map(_encode_str, values))
-    parts.append(_encode_int(nf + 3))
+    parts.extend(map(encode_str, values))
+    parts.append(encode_int(nf + 3))
     lp = lp_.new()
     lp_.append(lp, b"".join(parts), len(parts))
     return lp
@@ -89,8 +84,8 @@ def encode_delta(a: int, b: int) -> bytes:
     """The element storing `delta(a, b)`; IDs in one node are mostly a few apart."""
     d = a - b
     if -4096 <= d <= 4095:
-        return _SMALL[d + 4096]
-    return _encode_int(delta(a, b))
+        return SMALL_INTS[d + 4096]
+    return encode_int(delta(a, b))
 
 
 def encode_values(parts: list[bytes], values: Iterable[bytes]) -> int:
@@ -98,25 +93,24 @@ def encode_values(parts: list[bytes], values: Iterable[bytes]) -> int:
 
     encode_str with its two common cases inlined. WARNING: append_run inlines this loop.
     """
-    add = parts.append
     total = 0
     for v in values:
         k = len(v)
         total += k
         if k < 64 and (not k or v[0] > 57):  # a short string that is not a number
-            add(_HEAD[k])
-            add(v)
-            add(_BACK[k])
+            parts.append(STR6_HEAD[k])
+            parts.append(v)
+            parts.append(STR6_BACK[k])
         elif k < 6 and v.isdigit() and (k == 1 or v[0] != 48):  # 0..99999, canonical
             iv = int(v)
             if iv < 4096:
-                add(_SMALL[iv + 4096])
+                parts.append(SMALL_INTS[iv + 4096])
             elif iv < 32768:
-                add(_ENC16.pack(0xF1, iv, 3))
+                parts.append(ENC16.pack(0xF1, iv, 3))
             else:
-                add(_ENC24.pack(0xF2 | iv << 8, 4))
+                parts.append(ENC24.pack(0xF2 | iv << 8, 4))
         else:
-            add(_encode_str(v))
+            parts.append(encode_str(v))
     return total
 
 
@@ -134,15 +128,15 @@ def encode_entry(
     if samefields:
         parts = [_ENC_SAME, msd, sqd]
         encode_values(parts, values)
-        parts.append(_encode_int(nf + 3))
+        parts.append(encode_int(nf + 3))
         return b"".join(parts), nf + 4
     pairs = []
     for f, v in zip(fields, values, strict=True):
-        pairs.append(_encode_str(f))
-        pairs.append(_encode_str(v))
+        pairs.append(encode_str(f))
+        pairs.append(encode_str(v))
     body = b"".join(pairs)
-    lpc = _encode_int(2 * nf + 4)
-    return b"".join((_ENC_NONE, msd, sqd, _encode_int(nf), body, lpc)), 2 * nf + 5
+    lpc = encode_int(2 * nf + 4)
+    return b"".join((_ENC_NONE, msd, sqd, encode_int(nf), body, lpc)), 2 * nf + 5
 
 
 def append_entry(
@@ -160,7 +154,7 @@ def append_entry(
     if live < 127:
         lp[6] = live + 1  # the 7-bit counter stays one byte
     else:
-        lp_.replace(lp, 6, _encode_int(live + 1))
+        lp_.replace(lp, 6, encode_int(live + 1))
 
 
 def append_run(
@@ -188,47 +182,42 @@ def append_run(
     room = min(room, _MASK64 - seq + 1)  # no seq carry inside a run: IDs share one ms
     nf = len(mfields)
     same_fields = (list(mfields), mfields)  # entries may be lists or tuples
-    lpc = _encode_int(nf + 3)
+    lpc = encode_int(nf + 3)
     mms, mseq = master_id
     msd = encode_delta(ms, mms)
     sqi = seq - mseq + 4096  # the seq-diff's index in SMALL_INTS, while in range
     grow = 128 - live % 128  # entries until the live counter is a multiple of 128 (int_size)
     size = len(lp)
     chunks: list[bytes] = []
-    push = chunks.append
-    small = _SMALL
-    head = _HEAD
-    back = _BACK
     fields_len = sum(map(len, mfields))
     added = 0
     for fv in entries[i : i + room]:
         if fv[0::2] not in same_fields:
             break
-        parts = [_ENC_SAME, msd, small[sqi] if 0 <= sqi < 8192 else encode_delta(seq, mseq)]
-        add = parts.append
+        parts = [_ENC_SAME, msd, SMALL_INTS[sqi] if 0 <= sqi < 8192 else encode_delta(seq, mseq)]
         elelen = fields_len  # Redis's size test counts fields and values
         for v in fv[1::2]:  # encode_values(parts, fv[1::2]) inlined
             k = len(v)
             elelen += k
             if k < 64 and (not k or v[0] > 57):  # a short string that is not a number
-                add(head[k])
-                add(v)
-                add(back[k])
+                parts.append(STR6_HEAD[k])
+                parts.append(v)
+                parts.append(STR6_BACK[k])
             elif k < 6 and v.isdigit() and (k == 1 or v[0] != 48):  # 0..99999, canonical
                 iv = int(v)
                 if iv < 4096:
-                    add(small[iv + 4096])
+                    parts.append(SMALL_INTS[iv + 4096])
                 elif iv < 32768:
-                    add(_ENC16.pack(0xF1, iv, 3))
+                    parts.append(ENC16.pack(0xF1, iv, 3))
                 else:
-                    add(_ENC24.pack(0xF2 | iv << 8, 4))
+                    parts.append(ENC24.pack(0xF2 | iv << 8, 4))
             else:
-                add(_encode_str(v))
+                parts.append(encode_str(v))
         if size + elelen >= max_bytes:
             break
-        add(lpc)
+        parts.append(lpc)
         chunk = b"".join(parts)
-        push(chunk)
+        chunks.append(chunk)
         size += len(chunk)
         added += 1
         if added == grow:  # the live counter's element may have grown by a byte or more
@@ -238,7 +227,7 @@ def append_run(
         sqi += 1
     if added:
         lp_.append(lp, b"".join(chunks), added * (nf + 4))
-        lp_.replace(lp, 6, _encode_int(live + added))
+        lp_.replace(lp, 6, encode_int(live + added))
     return i + added
 
 
@@ -261,8 +250,8 @@ def counts(lp: bytes | bytearray) -> tuple[int, int, int]:
 
 def set_counts(lp: bytearray, live: int, deleted: int) -> None:
     """Rewrite the master entry's live and deleted counters."""
-    lp_.replace(lp, 6, _encode_int(live))
-    lp_.replace(lp, 6 + lp_.element_size(lp, 6), _encode_int(deleted))
+    lp_.replace(lp, 6, encode_int(live))
+    lp_.replace(lp, 6 + lp_.element_size(lp, 6), encode_int(deleted))
 
 
 def master_fields(lp: bytes | bytearray) -> tuple[tuple[bytes, ...], int]:
@@ -284,19 +273,16 @@ def scan(lp: bytearray, master_id: StreamID) -> list[tuple[int, int, StreamID]]:
     nf = len(fields)
     end = len(lp) - 1
     out = []
-    get = lp_.get
     mms, mseq = master_id
     while pos < end:
         start = pos
-        flags, pos = get(lp, pos)
-        msd, pos = get(lp, pos)
-        sqd, pos = get(lp, pos)
-        assert isinstance(flags, int) and isinstance(msd, int) and isinstance(sqd, int)
+        flags, pos = lp_.read_int(lp, pos)
+        msd, pos = lp_.read_int(lp, pos)
+        sqd, pos = lp_.read_int(lp, pos)
         if flags & FLAG_SAMEFIELDS:
             skip = nf
         else:
-            n, pos = get(lp, pos)
-            assert isinstance(n, int)
+            n, pos = lp_.read_int(lp, pos)
             skip = 2 * n
         for _ in range(skip + 1):  # values (and fields), then lp-count
             pos += lp_.element_size(lp, pos)
@@ -306,7 +292,7 @@ def scan(lp: bytearray, master_id: StreamID) -> list[tuple[int, int, StreamID]]:
 
 def mark_deleted(lp: bytearray, flags_pos: int, flags: int) -> None:
     """Set the DELETED flag of the entry at `flags_pos` (flags stay a 1-byte element)."""
-    lp_.replace(lp, flags_pos, _encode_int(flags | FLAG_DELETED))
+    lp_.replace(lp, flags_pos, encode_int(flags | FLAG_DELETED))
 
 
 def first_id(lp: bytearray, master_id: StreamID) -> StreamID:
@@ -363,27 +349,30 @@ def decode_entries(
 
 
 def collect(
-    lp: bytearray, master_id: StreamID, lo: int, hi: int, out: list[RangeItem], limit: int
+    lp: bytearray,
+    master_id: StreamID,
+    start: StreamID,
+    end: StreamID,
+    out: list[RangeItem],
+    limit: int,
 ) -> bool:
-    """Append the node's live entries with lo <= id <= hi (IDs as 128-bit ints) to `out`, as
-    XRANGE replies them: [b"<ms>-<seq>", [field, value, ...]].
+    """Append the node's live entries with start <= id <= end to `out`, as XRANGE replies
+    them: [b"<ms>-<seq>", [field, value, ...]].
 
-    Returns True once an ID above `hi` is met or `out` reaches `limit` (0 = no limit). The
-    hot path of every read: it walks the listpack once, decoding only what it returns.
+    Returns True once an ID above `end` is met or `out` reaches `limit` (0 = no limit). The
+    hot path of every read: it walks the listpack once, decoding only what it returns. IDs are
+    compared half by half: each half fits a machine word when compiled (no 128-bit ints).
     """
     buf = bytes(lp)  # slices of bytes are bytes: one copy per node, not one per element
     mfields, pos = master_fields(buf)
     nf = len(mfields)
     template: list[bytes] = [b""] * (2 * nf)  # [field_1, _, field_2, _, ...]
     template[0::2] = mfields
-    value_slots = range(1, 2 * nf, 2)
     mms, mseq = master_id
-    end = len(buf) - 1
-    read_int = lp_.read_int
-    get_bytes = lp_.get_bytes
-    size = lp_.element_size
-    push = out.append
-    while pos < end:
+    lo_ms, lo_seq = start
+    hi_ms, hi_seq = end
+    stop = len(buf) - 1
+    while pos < stop:
         # -- flags (always a 7-bit int), ms-diff, seq-diff, [num-fields] --
         flags = buf[pos]
         pos += 2
@@ -392,45 +381,48 @@ def collect(
             msd = b
             pos += 2
         else:
-            msd, pos = read_int(buf, pos)
+            msd, pos = lp_.read_int(buf, pos)
         b = buf[pos]
         if b < 0x80:
             sqd = b
             pos += 2
         else:
-            sqd, pos = read_int(buf, pos)
+            sqd, pos = lp_.read_int(buf, pos)
         if flags & FLAG_SAMEFIELDS:
             n = nf
         else:
-            n, pos = read_int(buf, pos)
+            n, pos = lp_.read_int(buf, pos)
             n *= 2
-        ms = (mms + msd) & _MASK64
-        seq = (mseq + sqd) & _MASK64
-        idv = ms << 64 | seq
-        if idv > hi:
+        ms = mms + msd
+        if ms < 0 or ms >> 64:  # the delta wrapped around 2**64 (see delta())
+            ms &= _MASK64
+        seq = mseq + sqd
+        if seq < 0 or seq >> 64:
+            seq &= _MASK64
+        if ms > hi_ms or (ms == hi_ms and seq > hi_seq):
             return True
-        if idv < lo or flags & FLAG_DELETED:
+        if ms < lo_ms or (ms == lo_ms and seq < lo_seq) or flags & FLAG_DELETED:
             for _ in range(n + 1):  # values (and fields), then lp-count
-                pos += size(buf, pos)
+                pos += lp_.element_size(buf, pos)
             continue
         # -- the values: short strings inline, anything else through get_bytes --
         if flags & FLAG_SAMEFIELDS:
             fv = template[:]
-            for k in value_slots:
+            for k in range(1, 2 * nf, 2):
                 b = buf[pos]
                 if 0x80 <= b < 0xC0:
                     e = pos + 1 + (b & 0x3F)
                     fv[k] = buf[pos + 1 : e]
                     pos = e + 1
                 else:
-                    fv[k], pos = get_bytes(buf, pos)
+                    fv[k], pos = lp_.get_bytes(buf, pos)
         else:
             fv = []
             for _ in range(n):
-                v, pos = get_bytes(buf, pos)
+                v, pos = lp_.get_bytes(buf, pos)
                 fv.append(v)
-        pos += 2 if buf[pos] < 0x80 else size(buf, pos)  # lp-count
-        push([b"%d-%d" % (ms, seq), fv])
+        pos += 2 if buf[pos] < 0x80 else lp_.element_size(buf, pos)  # lp-count
+        out.append([b"%d-%d" % (ms, seq), fv])
         if len(out) == limit:
             return True
     return False

@@ -46,19 +46,20 @@ invalidate iterators.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Iterator
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from typing import Final, Generic, TypeVar
 
 V = TypeVar("V")
 _Move = Callable[[], bool]  # an iterator step; False when it runs off the tree
 
-NODE_MAX_SIZE = (1 << 29) - 1  # rax.c RAX_NODE_MAX_SIZE: longest run a node header can count
-SEEK_OPS = frozenset(("^", "$", ">=", ">", "<=", "<", "=="))
-_PTR = 8  # pointer size of the 64-bit build whose allocations node_bytes() reports
-_HEADER = 4  # raxNode header: iskey:1 isnull:1 iscompr:1 size:29
+NODE_MAX_SIZE: Final = (1 << 29) - 1  # rax.c RAX_NODE_MAX_SIZE: longest run a header counts
+SEEK_OPS: Final = frozenset(("^", "$", ">=", ">", "<=", "<", "=="))
+_PTR: Final = 8  # pointer size of the 64-bit build whose allocations node_bytes() reports
+_HEADER: Final = 4  # raxNode header: iskey:1 isnull:1 iscompr:1 size:29
 
 
-_NO_CHILDREN: Any = ()  # the leaves' children: immutable, replaced (never mutated) on growth
+# the leaves' children: immutable, replaced (never mutated) on growth
+_NO_CHILDREN: Final[tuple[()]] = ()
 
 
 class _Node(Generic[V]):
@@ -68,7 +69,7 @@ class _Node(Generic[V]):
         self.chars = b""  # run (compressed) or sorted edge bytes (normal); b"" for a leaf
         # one child (compressed) or one per edge byte; leaves share one empty tuple, which
         # saves a list per stream node (every rax key is a leaf)
-        self.children: list[_Node[V]] = _NO_CHILDREN
+        self.children: Sequence[_Node[V]] = _NO_CHILDREN  # a list once it has children
         self.iscompr = False  # True: chars is a run of >= 2 bytes with a single child
         self.iskey = False  # True: the path to this node is a key
         self.value: V | None = None  # the key's value; None when not a key (or a NULL value)
@@ -260,7 +261,7 @@ class Rax(Generic[V]):
             else:
                 pos = bisect_left(h.chars, key[i])
                 h.chars = h.chars[:pos] + key[i : i + 1] + h.chars[pos:]
-                if h.children:
+                if isinstance(h.children, list):
                     h.children.insert(pos, child)
                 else:
                     h.children = [child]
@@ -313,6 +314,7 @@ class Rax(Generic[V]):
             h.children = _NO_CHILDREN
         else:
             h.chars = h.chars[:pos] + h.chars[pos + 1 :]
+            assert isinstance(h.children, list), "a normal node with an edge has children"
             del h.children[pos]
         return h if len(h.chars) == 1 and not h.iskey else None
 

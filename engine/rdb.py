@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import struct
 from collections import deque
+from typing import Final
 
 from . import rdbstream
 from .crc64 import crc64
@@ -41,12 +42,12 @@ from .keyspace import Value
 from .rdbio import RdbError, Reader, Writer
 from .stream import Stream
 
-RDB_VERSION = 14  # Redis 8.8's rdb.h
-TYPE_STRING = 0
-TYPE_LIST = 1  # RDB_TYPE_LIST: the plain encoding every Redis still loads
-TYPE_SET = 2  # RDB_TYPE_SET: likewise, a count then the members
-_FOOTER = struct.Struct("<HQ")  # RDB version, CRC64
-_VERSION = struct.Struct("<H")
+RDB_VERSION: Final = 14  # Redis 8.8's rdb.h
+TYPE_STRING: Final = 0
+TYPE_LIST: Final = 1  # RDB_TYPE_LIST: the plain encoding every Redis still loads
+TYPE_SET: Final = 2  # RDB_TYPE_SET: likewise, a count then the members
+_FOOTER: Final = struct.Struct("<HQ")  # RDB version, CRC64
+_VERSION: Final = struct.Struct("<H")
 
 __all__ = ["RDB_VERSION", "RdbError", "dump", "load", "verify"]
 

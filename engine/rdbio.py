@@ -6,15 +6,16 @@ rdb.py draws the encodings; rdbstream.py and rdb.py build payloads from these.
 from __future__ import annotations
 
 import struct
+from typing import Final
 
 from . import lzf
 from .ids import string2ll
 
-_I64 = struct.Struct("<q")
-_U32BE = struct.Struct(">I")
-_U64BE = struct.Struct(">Q")
+_I64: Final = struct.Struct("<q")
+_U32BE: Final = struct.Struct(">I")
+_U64BE: Final = struct.Struct(">Q")
 _ENC_INT8, _ENC_INT16, _ENC_INT32, _ENC_LZF = 0, 1, 2, 3
-_UINT64_MAX = (1 << 64) - 1
+_UINT64_MAX: Final = (1 << 64) - 1
 
 
 class RdbError(ValueError):

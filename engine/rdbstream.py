@@ -36,6 +36,8 @@ that loads is one the engine can hold. Any failure raises RdbError.
 
 from __future__ import annotations
 
+from typing import Final
+
 from . import listpack as lp_
 from .digest import check_stream
 from .groups import ConsumerGroup
@@ -45,14 +47,14 @@ from .node import FLAG_DELETED, FLAG_SAMEFIELDS
 from .rdbio import RdbError, Reader, Writer, as_int64, as_uint64
 from .stream import Stream
 
-TYPE_STREAM_LISTPACKS = 15
-TYPE_STREAM_LISTPACKS_2 = 19
-TYPE_STREAM_LISTPACKS_3 = 21
-TYPE_STREAM_LISTPACKS_4 = 26
-TYPE_STREAM_LISTPACKS_5 = 27
-STREAM_TYPES = frozenset((15, 19, 21, 26, 27))
-IDMP_DURATION_RANGE = (1, 86400)  # CONFIG_STREAM_IDMP_MIN/MAX_DURATION, seconds
-IDMP_MAXSIZE_RANGE = (1, 10000)  # CONFIG_STREAM_IDMP_MIN/MAX_MAXSIZE
+TYPE_STREAM_LISTPACKS: Final = 15
+TYPE_STREAM_LISTPACKS_2: Final = 19
+TYPE_STREAM_LISTPACKS_3: Final = 21
+TYPE_STREAM_LISTPACKS_4: Final = 26
+TYPE_STREAM_LISTPACKS_5: Final = 27
+STREAM_TYPES: Final = frozenset((15, 19, 21, 26, 27))
+IDMP_DURATION_RANGE: Final = (1, 86400)  # CONFIG_STREAM_IDMP_MIN/MAX_DURATION, seconds
+IDMP_MAXSIZE_RANGE: Final = (1, 10000)  # CONFIG_STREAM_IDMP_MIN/MAX_MAXSIZE
 
 # -- saving ----------------------------------------------------------------------------------
 

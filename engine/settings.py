@@ -19,12 +19,27 @@ MEMORY_CONFIG for stream-node-max-bytes), errors are CONFIG SET's `reason` texts
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Final
 
-from .context import EngineConfig
 from .errors import StreamError
 from .ids import string2ll
 
-LONG_MAX = (1 << 63) - 1
+LONG_MAX: Final = (1 << 63) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    node_max_bytes: int = 4096  # stream-node-max-bytes; 0 = no limit (capped at 1 GiB)
+    node_max_entries: int = 100  # stream-node-max-entries; 0 = no limit
+    databases: int = 16  # Redis's `databases`: db indexes are 0 .. databases - 1
+    random_seed: int = 0  # seeds the engine's RANDOMKEY sequence (engine.py)
+    idmp_duration: int = 100  # stream-idmp-duration: a new stream's IDMP window, seconds
+    idmp_maxsize: int = 100  # stream-idmp-maxsize: a new stream's IIDs kept per producer
+
+    @property
+    def idmp(self) -> tuple[int, int]:
+        """A new stream's (idmp_duration, idmp_maxsize)."""
+        return self.idmp_duration, self.idmp_maxsize
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,14 +50,14 @@ class Setting:
     memory: bool = False  # accepts units (4kb, 1mb, ...) as Redis's MEMORY_CONFIG
 
 
-SETTINGS: dict[bytes, Setting] = {
+SETTINGS: Final[dict[bytes, Setting]] = {
     b"stream-node-max-bytes": Setting("node_max_bytes", 0, LONG_MAX, memory=True),
     b"stream-node-max-entries": Setting("node_max_entries", 0, LONG_MAX),
     b"stream-idmp-duration": Setting("idmp_duration", 1, 86400),
     b"stream-idmp-maxsize": Setting("idmp_maxsize", 1, 10000),
 }
 
-_UNITS = {b"": 1, b"b": 1, b"k": 1000, b"kb": 1024, b"m": 1000**2, b"mb": 1024**2,
+_UNITS: Final = {b"": 1, b"b": 1, b"k": 1000, b"kb": 1024, b"m": 1000**2, b"mb": 1024**2,
           b"g": 1000**3, b"gb": 1024**3}  # fmt: skip
 
 

@@ -44,7 +44,7 @@ import hashlib
 import struct
 from collections import deque
 from collections.abc import Iterator
-from typing import Protocol
+from typing import Final, Protocol
 
 from . import listpack as lp_
 from . import node, settings
@@ -56,24 +56,24 @@ from .keyspace import Keyspace, Value
 from .settings import Settings
 from .stream import Stream
 
-MAGIC = b"XSTRSNAP"
-VERSION = 4  # 2 added max_trimmed_entry_id, 3 databases and setting records, 4 expiry, list
+MAGIC: Final = b"XSTRSNAP"
+VERSION: Final = 4  # 2 added max_trimmed_entry_id, 3 databases and setting records, 4 expiry, list
 # and set records; 1 to 3 still load
-_TYPE_STRING = 1
-_TYPE_STREAM = 2
-_TYPE_SETTING = 3
-_TYPE_LIST = 4
-_TYPE_SET = 5
-_EXPIRY = 0xFC
-_SELECT_DB = 0xFE
-_END = 0xFF
-_SUM_SIZE = 16
-_HDR = struct.Struct(">8sH")
-_U32 = struct.Struct(">I")
-_I64 = struct.Struct(">q")
-_NO_OWNER = b"\xff\xff\xff\xff"
-_META = struct.Struct(">QQ16s16s16s16sIIQQQ")
-_META_V1 = struct.Struct(">QQ16s16s16sIIQQQ")
+_TYPE_STRING: Final = 1
+_TYPE_STREAM: Final = 2
+_TYPE_SETTING: Final = 3
+_TYPE_LIST: Final = 4
+_TYPE_SET: Final = 5
+_EXPIRY: Final = 0xFC
+_SELECT_DB: Final = 0xFE
+_END: Final = 0xFF
+_SUM_SIZE: Final = 16
+_HDR: Final = struct.Struct(">8sH")
+_U32: Final = struct.Struct(">I")
+_I64: Final = struct.Struct(">q")
+_NO_OWNER: Final = b"\xff\xff\xff\xff"
+_META: Final = struct.Struct(">QQ16s16s16s16sIIQQQ")
+_META_V1: Final = struct.Struct(">QQ16s16s16sIIQQQ")
 
 
 class _Protocol(Protocol):  # the Engine's shape, without importing engine.py (no cycle)

@@ -31,7 +31,7 @@ by up to 1/8 while they grow.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Literal, Protocol
+from typing import Final, Literal, Protocol
 
 from . import node
 from .groups import ConsumerGroup
@@ -39,9 +39,9 @@ from .ids import MAX_ID, MIN_ID, StreamID
 from .rax import Rax
 
 LISTPACK_MAX_SIZE = 1 << 30  # STREAM_LISTPACK_MAX_SIZE: hard cap on one node
-_MASK64 = (1 << 64) - 1
-_SAME = node.FLAG_SAMEFIELDS
-_DELETED = node.FLAG_DELETED
+_MASK64: Final = (1 << 64) - 1
+_SAME: Final = node.FLAG_SAMEFIELDS
+_DELETED: Final = node.FLAG_DELETED
 
 Entry = node.Entry  # field, value, field, value, ...
 RangeItem = node.RangeItem  # [id, [field, value, ...]] as XRANGE replies
@@ -194,17 +194,15 @@ class Stream:
         out: list[RangeItem] = []
         if start > end or not self.length:
             return out
-        lo = start.ms << 64 | start.seq
-        hi = end.ms << 64 | end.seq
         if not rev:
             for key, lp in self._nodes_from(start):
                 master = StreamID.from_key(key)
-                if master > end or node.collect(lp, master, lo, hi, out, count):
+                if master > end or node.collect(lp, master, start, end, out, count):
                     break
         else:
             for key, lp in self._nodes_back_from(end):
                 tmp: list[RangeItem] = []
-                node.collect(lp, StreamID.from_key(key), lo, hi, tmp, 0)
+                node.collect(lp, StreamID.from_key(key), start, end, tmp, 0)
                 tmp.reverse()
                 room = count - len(out) if count else len(tmp)
                 out.extend(tmp[:room])
@@ -237,6 +235,12 @@ class Stream:
 
     def edge_id(self, first: bool, skip_tombstones: bool = True) -> StreamID:
         """First or last entry ID (MAX/MIN when there is none), as streamGetEdgeID."""
+        if not first and skip_tombstones:  # the last live entry: walk back from the end
+            for key, lp in self.rax.reversed_items():
+                found = node.last_live_id(lp, StreamID.from_key(key))
+                if found is not None:
+                    return found
+            return MIN_ID
         nodes = self.rax.items() if first else self.rax.reversed_items()
         for key, lp in nodes:
             entries = node.scan(lp, StreamID.from_key(key))

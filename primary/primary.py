@@ -67,7 +67,7 @@ from typing import Any
 from xstream.clock import now_ms
 from xstream.engine import Engine, Result, StreamError, snapshot
 from xstream.engine.reply import Reply
-from xstream.node import epochs, records, replids
+from xstream.node import epochs, records, replids, users
 from xstream.node.backlog import Backlog
 from xstream.node.base import Argv, Node, Signal, log_snapshot_failure
 from xstream.node.batch import Batch
@@ -245,6 +245,7 @@ class Primary(Node):
         """Demoted: blocked clients get UNBLOCKED and writes waiting for acks fail (close)."""
         self.close()
         to.watches = self.watches
+        to.acl = self.acl
 
     def close(self) -> None:
         """This primary stops serving (the node becomes a replica)."""
@@ -377,6 +378,19 @@ class Primary(Node):
         except StreamError:  # MISCONF (rolled back) or LEASELOST: the next tick retries
             return
 
+    def change_users(self, effects: list[Argv]) -> int:
+        """A users record (users.py) is a write: refused as one, logged first (MISCONF if
+        the log fails: nothing changes), then applied. Not counted as a data change."""
+        self.check_writes()
+        return self.log_users(effects) if effects else self.offset
+
+    def log_users(self, effects: list[Argv]) -> int:
+        """Log, ship and apply a users record without a client's checks (the node's own:
+        its start-up users, a promotion's); DiskFault's MISCONF if the log fails."""
+        self.commit(Result(None, effects, dirty=False))
+        users.install(self.acl, users.applied(self.acl.users, effects))
+        return self.offset
+
     def commit(self, result: Result) -> None:
         """Log, then ship a result's effects; wake its blocked readers. If the log cannot take
         the record, the state goes back to what the log holds (`_on_disk_fault`): MISCONF."""
@@ -475,13 +489,14 @@ class Primary(Node):
         if end is None:
             return
         t0 = time.monotonic()
-        fresh = Engine(self.engine.settings.base)
+        replay = users.Replay(Engine(self.engine.settings.base))
         try:
-            tail = self.store.load_upto(fresh, end)
-        except (OSError, AssertionError, records.CorruptRecordError) as e:
+            tail = self.store.load_upto(replay.engine, end, replay.record, replay.snapshot)
+        except (OSError, AssertionError, ValueError, records.CorruptRecordError) as e:
             slog("rollback_failed_exiting", level="critical", end=end, error=str(e))
             os._exit(70)
-        self.engine.adopt(fresh)
+        self.engine.adopt(replay.engine)
+        users.rebuilt(self.acl, replay.users)
         if end < self.backlog.end:  # fsync=always: nothing past `end` was shipped
             self.backlog = Backlog.holding(self.backlog.capacity, end, tail)
         self.wake_all()
@@ -496,7 +511,7 @@ class Primary(Node):
 
     async def resume_log(self) -> None:
         """The disk works again: snapshot the state into a fresh segment, take writes."""
-        await self.store.resume(self.engine, {"replid": self.replid}, self.offset)
+        await self.store.resume(self.engine, self.snapshot_meta(), self.offset)
         self.new_data.fire()
 
     def check_replica_behind(self, hello: peers.Hello) -> str:
@@ -646,9 +661,10 @@ class Primary(Node):
         data = await loop.run_in_executor(None, self.store.read_log, pos, max_bytes, stop)
         return data or None
 
-    def sync_snapshot(self) -> tuple[int, list[bytes]]:
-        """The state now, at the current offset, as ~1 MiB snapshot chunks."""
-        return self.offset, list(snapshot.dump_chunks(self.engine))
+    def sync_snapshot(self) -> tuple[int, list[bytes], bytes]:
+        """The state now, at the current offset: the data as ~1 MiB snapshot chunks, and the
+        users as one record (users.encode)."""
+        return self.offset, list(snapshot.dump_chunks(self.engine)), users.encode(self.acl.users)
 
     # ------------------------------------------------------------ snapshots
 

@@ -1,8 +1,9 @@
 """The Replication service on the primary: one bidirectional stream per replica.
 
     replica -> primary   Hello(replid, offset, epoch, history, ...), then Ack(offset) continuously
-    primary -> replica   Continue | FullSync, SnapshotChunk..., SnapshotEnd; then Records and,
-                         when idle, a Ping every second; each carries the primary's epoch
+    primary -> replica   Continue | FullSync (with the users), SnapshotChunk..., SnapshotEnd;
+                         then Records and, when idle, a Ping every second; each carries the
+                         primary's epoch
 
 Only a primary serves (the service is on every node: a replica can be promoted in place); a
 Hello with a higher epoch than the primary's deposes it, and a deposed primary serves no one
@@ -132,13 +133,13 @@ class ReplicationService(pb_grpc.ReplicationServicer):
                 )
             else:
                 link.ack_offset = 0
-                offset, chunks = p.sync_snapshot()
+                offset, chunks, users = p.sync_snapshot()
                 try:  # fsync=always: only a durable state is shipped
                     await p.store.durable(offset)
                 except DiskFault as e:
                     await context.abort(grpc.StatusCode.UNAVAILABLE, f"primary's disk: {e}")
                     return
-                async for msg in self._full_sync(p, link, hello, offset, chunks):
+                async for msg in self._full_sync(p, link, hello, offset, chunks, users):
                     yield msg
                 pos = offset
             link.state = "online"
@@ -156,7 +157,13 @@ class ReplicationService(pb_grpc.ReplicationServicer):
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
 
     async def _full_sync(
-        self, p: Primary, link: ReplicaLink, hello: peers.Hello, offset: int, chunks: list[bytes]
+        self,
+        p: Primary,
+        link: ReplicaLink,
+        hello: peers.Hello,
+        offset: int,
+        chunks: list[bytes],
+        users: bytes,
     ) -> AsyncIterator[pb.PrimaryMessage]:
         t0 = time.monotonic()
         size = sum(map(len, chunks))
@@ -179,6 +186,7 @@ class ReplicationService(pb_grpc.ReplicationServicer):
                 size=size,
                 epoch=p.epochs.epoch,
                 history=protocol.epoch_entries(p.epochs.history),
+                users=users,
             )
         )
         sent = 0

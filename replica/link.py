@@ -5,7 +5,7 @@ backoff, translating between its messages and the Replica's plain calls (replica
     <- Continue              Replica.on_continue(replid, offset, epoch, history)
     <- FullSync              Replica.on_full_sync(epoch, offset, size)
     <- SnapshotChunk ...     gathered here (progress logged)
-    <- SnapshotEnd           Replica.on_snapshot(replid, offset, epoch, history, data)
+    <- SnapshotEnd           Replica.on_snapshot(replid, offset, epoch, history, data, users)
     <- Records               Replica.on_records(start, data, primary_offset, time_ms, ack_now)
     <- Ping                  Replica.on_ping(epoch, primary_offset, ack_now)
     -> Ack(offset, lag_ms)   whenever Replica.next_ack() says one is due
@@ -136,7 +136,8 @@ async def _sync_once(
                 history = epochs.history_of(protocol.epoch_pairs(full.history))
                 data = b"".join(chunks)
                 chunks = []
-                replica.on_snapshot(full.replid, full.offset, full.epoch, history, data)
+                replica.on_snapshot(full.replid, full.offset, full.epoch, history, data,
+                                    full.users)  # fmt: skip
                 full = None
 
 

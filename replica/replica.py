@@ -52,7 +52,7 @@ from xstream.engine import Engine, StreamError, snapshot
 from xstream.engine.context import Signaled
 from xstream.engine.errors import CoreError
 from xstream.engine.reply import Reply
-from xstream.node import epochs, records, replids
+from xstream.node import epochs, records, replids, users
 from xstream.node.backlog import Backlog
 from xstream.node.base import Argv, Node, Signal, log_snapshot_failure
 from xstream.node.concern import WriteConcern
@@ -128,6 +128,9 @@ class Replica(Node):
 
     def check_writes(self) -> None:
         raise self.readonly()
+
+    def change_users(self, effects: list[Argv]) -> int:
+        raise self.readonly()  # users change on the primary; records bring them here
 
     async def reach(self, offset: int) -> None:
         """Wait (up to CATCH_UP_WAIT) until records up to `offset` are applied; else TRYAGAIN,
@@ -286,9 +289,11 @@ class Replica(Node):
             )
         t0, was = time.monotonic(), self._offset
         self.store.cut_back(offset)
-        fresh = Engine(self.engine.settings.base)
-        rec = self.store.recover(fresh, fresh.apply_record, set_aside=True)
-        self.engine.adopt(fresh)
+        replay = users.Replay(Engine(self.engine.settings.base))
+        rec = self.store.recover(replay.engine, replay.record, set_aside=True,
+                                 on_meta=replay.snapshot)  # fmt: skip
+        self.engine.adopt(replay.engine)
+        users.rebuilt(self.acl, replay.users)
         self._offset = self.received = self.primary_offset = rec.offset
         self.pending = b""
         self.backlog = Backlog.holding(self.backlog.capacity, rec.offset, rec.tail)
@@ -305,19 +310,33 @@ class Replica(Node):
             self.damage = None
 
     def on_snapshot(
-        self, replid: str, offset: int, epoch: int, history: epochs.History, data: bytes
+        self,
+        replid: str,
+        offset: int,
+        epoch: int,
+        history: epochs.History,
+        data: bytes,
+        users_record: bytes = b"",
     ) -> None:
-        """A full sync's snapshot, whole: it replaces the data set at `offset`."""
+        """A full sync's snapshot, whole: it replaces the data set at `offset`, and the
+        primary's users (users.encode; b"" from an older primary: ours stay) replace ours."""
         t0 = time.monotonic()
         fresh = Engine(self.engine.settings.base)
         snapshot.restore(fresh, data)
+        try:
+            theirs = users.decode(users_record) if users_record else None
+        except records.CorruptRecordError as e:
+            raise Diverged(f"the full sync's users do not apply: {e}") from e
         replids.forget(self.store.dir)
-        self.store.reset(offset, data, {"replid": replid})
+        meta = users.meta(self.acl) if theirs is None else users.meta_of(theirs)
+        self.store.reset(offset, data, {"replid": replid, **meta})
         self._adopt(epoch, history)
         self.backlog = Backlog(self.backlog.capacity, offset)
         replids.save(self.store.dir, {"replid": replid})
         self.replid = replid
         self.engine.adopt(fresh)
+        if theirs is not None:
+            users.install(self.acl, theirs)
         self._offset = self.received = self.primary_offset = offset
         self.pending = b""
         self.full_syncs += 1
@@ -351,7 +370,7 @@ class Replica(Node):
         try:
             for begin, stop in records.scan(buf):
                 effects = records.decode_payload(records.payload(buf, begin, stop))
-                result = self.engine.apply_record(effects)
+                result = self.apply_record(effects)
                 signaled += result.signaled
                 touched += result.touched
                 pos = stop
@@ -391,7 +410,7 @@ class Replica(Node):
     async def resume_log(self) -> None:
         """The disk works again: drop a partial record, snapshot the state at `offset` into a
         fresh segment; the link then syncs on from there."""
-        await self.store.resume(self.engine, {"replid": self.replid}, self._offset)
+        await self.store.resume(self.engine, self.snapshot_meta(), self._offset)
         self.received, self.pending = self._offset, b""
 
     # ------------------------------------------------------------ snapshots

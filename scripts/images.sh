@@ -158,19 +158,41 @@ if [ ! -f "$deps/.complete" ]; then
     -r "$root/requirements/runtime.txt" -d "$deps" >&2
   touch "$deps/.complete"
 fi
-src_hash=$(cd "$root" && find "${src_paths[@]}" -type f ! -path '*/__pycache__/*' \
-  ! -name '*.pyc' ! -name '*.so' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | hash_text)
+# The compiled engine (scripts/mypyc.sh; cached, so seconds when current) goes into the wheel
+# when it loads here and its modules are for the image's interpreter (CPython 3.11 on this
+# architecture, glibc: Debian 12 on both); else the image runs the pure-Python engine.
+"$root/scripts/mypyc.sh"
+engine=pure
+ext=$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+if [ "$ext" != ".cpython-311-$arch-linux-gnu.so" ]; then
+  say "the host's Python makes $ext modules, not the image's: the image's engine is pure Python"
+elif ! XSTREAM_ENGINE=compiled "$py" -c 'import xstream.engine' 2>/dev/null; then
+  say "the engine is not compiled here: the image's engine is pure Python"
+else
+  engine=compiled
+fi
+hashed=(-type f ! -path '*/__pycache__/*' ! -name '*.pyc')
+excludes=(--exclude=__pycache__ --exclude='*.pyc')
+if [ "$engine" = pure ]; then # else engine/'s extension modules are hashed and shipped too
+  hashed+=(! -name '*.so')
+  excludes+=(--exclude='*.so')
+fi
+src_hash=$(cd "$root" && find "${src_paths[@]}" "${hashed[@]}" -print0 | LC_ALL=C sort -z |
+  xargs -0 sha256sum | hash_text)
 project=$cache/wheel-project-$src_hash
 if [ ! -f "$project/.complete" ]; then
-  say "building the xstream wheel (source $src_hash)"
+  say "building the xstream wheel (source $src_hash, $engine engine)"
   rm -rf "$project"
   # Built from a copy of exactly the hashed files: setuptools' build/ in the checkout can hold
   # stale modules that would end up in the wheel.
   src=$(mktemp -d)
-  (cd "$root" && tar -cf - --exclude=__pycache__ --exclude='*.pyc' --exclude='*.so' \
-    "${src_paths[@]}") | tar -C "$src" -xf -
+  (cd "$root" && tar -cf - "${excludes[@]}" "${src_paths[@]}") | tar -C "$src" -xf -
   "$py" -m pip wheel -q --no-deps --no-build-isolation -w "$project" "$src" >&2
   rm -rf "$src"
+  if [ "$engine" = compiled ]; then # extension modules: the wheel is for CPython 3.11 here
+    "$py" -m wheel tags --remove --python-tag cp311 --abi-tag cp311 \
+      --platform-tag "linux_$arch" "$project"/*.whl >/dev/null
+  fi
   touch "$project/.complete"
 fi
 
@@ -186,7 +208,8 @@ if [ "$force" = 1 ] || ! have_image "$node_tag"; then
   cp "$project"/*.whl "$ctx/project/"
   cp "$image_dir/node.Dockerfile" "$image_dir/healthcheck.py" "$image_dir/start.sh" "$ctx/"
   chmod 0755 "$ctx/healthcheck.py" "$ctx/start.sh"
-  build -f "$ctx/node.Dockerfile" --build-arg BASE="$base_tag" -t "$node_tag" "$ctx"
+  build -f "$ctx/node.Dockerfile" --build-arg BASE="$base_tag" --build-arg ENGINE="$engine" \
+    -t "$node_tag" "$ctx"
   rm -rf "$ctx"
 fi
 docker tag "$node_tag" xstream-node:latest

@@ -2,6 +2,7 @@
 # Make ./.venv: a thin per-checkout venv whose site-packages links (via a .pth file) to a shared,
 # cached venv of pinned dependencies keyed by the hash of requirements/*.txt, plus an editable
 # install of this checkout. Rebuilding the shared venv happens only when the pins change.
+# Last, the engine is compiled with mypyc in place (scripts/mypyc.sh: cached by its sources).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -49,3 +50,4 @@ fi
 # install's import hook is invisible to that listing, so put the module's folder on the path.
 vsite=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 echo "$root/pipeline/spark_autoload" > "$vsite/_xstream_spark_autoload.pth"
+scripts/mypyc.sh

@@ -65,20 +65,24 @@ def check_log(args: argparse.Namespace) -> int:
     if not args.yes and not _confirm():
         print("not repaired")
         return 2
-    from xstream.node.store import Store  # noqa: PLC0415 (the server extra: see the imports)
-
-    engine = Engine()
-    fixed = Store(directory, "always").recover(engine, engine.apply_record, set_aside=True)
+    fixed = _recover(directory, set_aside=True)
     print(f"repaired: the log now ends at offset {fixed.offset}; the cut bytes are kept as "
           f"*.corrupt files in {directory}")  # fmt: skip
     return 0
 
 
 def _inspect(directory: Path) -> Recovery:
-    from xstream.node.store import Store  # noqa: PLC0415 (the server extra: see the imports)
+    return _recover(directory, dry_run=True)
 
-    engine = Engine()
-    return Store(directory, "always").recover(engine, engine.apply_record, dry_run=True)
+
+def _recover(directory: Path, set_aside: bool = False, dry_run: bool = False) -> Recovery:
+    """Recover `directory` as a node does: data to an engine, the users beside it."""
+    from xstream.node.store import Store  # noqa: PLC0415 (the server extra: see the imports)
+    from xstream.node.users import Replay  # noqa: PLC0415
+
+    replay = Replay(Engine())
+    return Store(directory, "always").recover(replay.engine, replay.record, set_aside=set_aside,
+                                              dry_run=dry_run, on_meta=replay.snapshot)  # fmt: skip
 
 
 def _would_cut(directory: Path, damage: Damage) -> str:

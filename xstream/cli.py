@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import grpc
 
-from xstream import certs, checklog, console, tools, up
+from xstream import certs, checklog, console, deploysecrets, tools, up
 from xstream.clock import now_ms
 from xstream.engine import Engine, EngineConfig, StreamError, snapshot
 from xstream.engine.reply import Reply
@@ -163,6 +163,11 @@ def _acl_node_args(p: argparse.ArgumentParser) -> None:
         "--primary-password",
         default=os.environ.get("XSTREAM_PRIMARY_PASSWORD", ""),
         help="its password; or XSTREAM_PRIMARY_PASSWORD",
+    )
+    g.add_argument(
+        "--primary-password-file",
+        type=Path,
+        help="read that password from this file's first line instead (a mounted secret)",
     )
 
 
@@ -392,6 +397,7 @@ def _role_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--epoch", type=int, default=0, help="the new epoch (default: highest seen + 1)"
     )
     tools.add_tls_args(pr)
+    tools.add_auth_args(pr)
     pr.set_defaults(func=promote)
     ro = sub.add_parser(
         "replicaof",
@@ -405,6 +411,7 @@ def _role_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--epoch", type=int, default=0, help="that primary's epoch, if known (refuse older ones)"
     )
     tools.add_tls_args(ro)
+    tools.add_auth_args(ro)
     ro.set_defaults(func=replicaof)
 
 
@@ -437,6 +444,7 @@ def main(argv: list[str] | None = None) -> int:
     tools.add_parsers(sub)
     checklog.add_parser(sub)
     certs.add_parser(sub)
+    deploysecrets.add_parser(sub)
     pipeline_subcommand.add_parser(sub)
     sh = sub.add_parser(
         "shell",

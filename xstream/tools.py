@@ -5,12 +5,20 @@ mean something for its role; `cli` runs commands through Streams.Execute, read a
 the redis-cli way by `console` (one command, a prompt, or lines on stdin).
 
 `add_tls_args` / `channel` are the TLS options every command that dials a node shares
-(`--tls-dir DIR [--tls-name NAME]`, or `--tls-ca/--tls-cert/--tls-key`: client/tls.py)."""
+(`--tls-dir DIR [--tls-name NAME]`, or `--tls-ca/--tls-cert/--tls-key`: client/tls.py), and
+`add_auth_args` its ACL user: `--user` (else $XSTREAM_USER), the password from $XSTREAM_PASSWORD,
+`--askpass` (read from the terminal, not echoed) or `--password` (which warns on stderr, as
+redis-cli's -a does: other users of the machine may see a command line). The password is
+never printed; every call on the channel carries the user as metadata (server/grpcauth.py).
+"""
 
 from __future__ import annotations
 
 import argparse
+import getpass
+import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +27,12 @@ import grpc
 from xstream import console
 from xstream.client.tls import from_options
 from xstream.engine.reply import Reply
-from xstream.protocol import ERROR_MARK, from_value, write_concern
+from xstream.protocol import ERROR_MARK, PASSWORD_KEY, USER_KEY, from_value, write_concern
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
+
+USER_ENV = "XSTREAM_USER"
+PASSWORD_ENV = "XSTREAM_PASSWORD"
 
 
 def add_tls_args(p: argparse.ArgumentParser) -> None:
@@ -40,13 +51,64 @@ def add_tls_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_auth_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group(
+        "users", "for nodes with --requirepass or --aclfile; without them, the default user"
+    )
+    g.add_argument("--user", help=f"the ACL user to run as (default ${USER_ENV}, else default)")
+    g.add_argument(
+        "--password",
+        help=f"its password: visible to other users of this machine, prefer ${PASSWORD_ENV} "
+        "or --askpass",
+    )
+    g.add_argument(
+        "--askpass", action="store_true", help="read the password from the terminal, unechoed"
+    )
+
+
+def credentials(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
+    """The call metadata naming the command's ACL user (none: the node's default user)."""
+    user = args.user if args.user is not None else os.environ.get(USER_ENV, "")
+    if args.askpass:
+        password = getpass.getpass("Password: ")
+    elif args.password is not None:
+        print(
+            "Warning: a password given with --password can be seen by other users of this "
+            f"machine; use ${PASSWORD_ENV} or --askpass instead.",
+            file=sys.stderr,
+        )
+        password = args.password
+    else:
+        password = os.environ.get(PASSWORD_ENV, "")
+    if not (user or password):
+        return ()
+    return ((USER_KEY, user or "default"), (PASSWORD_KEY, password))
+
+
+class _Metadata(grpc.UnaryUnaryClientInterceptor):
+    """Every unary call on the channel carries `metadata` (the ACL user)."""
+
+    def __init__(self, metadata: tuple[tuple[str, str], ...]) -> None:
+        self.metadata = metadata
+
+    def intercept_unary_unary(
+        self, continuation: Callable[[Any, Any], Any], details: Any, request: Any
+    ) -> Any:
+        details = details._replace(metadata=(*(details.metadata or ()), *self.metadata))
+        return continuation(details, request)
+
+
 def channel(node: str, args: argparse.Namespace) -> grpc.Channel:
-    """A channel to `node`, over TLS when the TLS options say so. Raises ValueError or
-    OSError when they name files that are incomplete or unreadable."""
+    """A channel to `node`, over TLS when the TLS options say so, its calls as the user the
+    auth options name. Raises ValueError or OSError when they name files that are
+    incomplete or unreadable."""
     tls = from_options(args.tls_ca, args.tls_cert, args.tls_key, args.tls_dir, args.tls_name)
     if tls is None:
-        return grpc.insecure_channel(node)
-    return grpc.secure_channel(node, tls.credentials())
+        ch = grpc.insecure_channel(node)
+    else:
+        ch = grpc.secure_channel(node, tls.credentials())
+    auth = credentials(args)
+    return grpc.intercept_channel(ch, _Metadata(auth)) if auth else ch
 
 
 def open_channel(node: str, args: argparse.Namespace) -> grpc.Channel | None:
@@ -66,6 +128,7 @@ def add_parsers(sub: Any) -> None:
     )
     ip.add_argument("--node", default="127.0.0.1:7700", help="HOST:PORT (default 127.0.0.1:7700)")
     add_tls_args(ip)
+    add_auth_args(ip)
     ip.set_defaults(func=info)
     cp = sub.add_parser(
         "cli",
@@ -85,6 +148,7 @@ def add_parsers(sub: Any) -> None:
     )
     cp.add_argument("--timeout", type=float, default=30.0, help="seconds per command (default 30)")
     add_tls_args(cp)
+    add_auth_args(cp)
     cp.add_argument("command", nargs=argparse.REMAINDER, help="e.g. XADD s '*' f v")
     cp.set_defaults(func=cli)
 

@@ -25,4 +25,8 @@ COPY project/ /tmp/wheels/project/
 # The server's install, xstream[server]: every dependency is already in place from deps/, and
 # --no-index makes a missing one fail the build rather than download it.
 RUN pip install -q --no-index "$(echo /tmp/wheels/project/*.whl)[server]" && rm -rf /tmp/wheels
+# The engine build the wheel holds (scripts/images.sh: compiled, or pure when the host could not
+# compile it): a compiled one that does not load here fails the image's build.
+ARG ENGINE=pure
+RUN XSTREAM_ENGINE=$ENGINE python -c 'import xstream.engine as e; print("engine:", e.BUILD)'
 USER xstream

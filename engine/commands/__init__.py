@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Final
 
 from ..context import Ctx
 from ..errors import unknown_command, unknown_subcommand, wrong_arity
@@ -56,7 +57,7 @@ def _cmd(name: str, handler: Handler, arity: int, write: bool) -> tuple[bytes, C
     return name.rpartition("|")[2].encode(), Command(name, handler, arity, write)
 
 
-COMMANDS: dict[bytes, Command] = dict(
+COMMANDS: Final[dict[bytes, Command]] = dict(
     [
         _cmd("xadd", add_trim.xadd, -5, True),
         _cmd("xappend", append.xappend, -6, True),
@@ -126,7 +127,7 @@ COMMANDS: dict[bytes, Command] = dict(
     ]
 )
 
-SUBCOMMANDS: dict[bytes, dict[bytes, Command]] = {
+SUBCOMMANDS: Final[dict[bytes, dict[bytes, Command]]] = {
     b"xinfo": dict(
         [
             _cmd("xinfo|stream", info.xinfo_stream, -3, False),

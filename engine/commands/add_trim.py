@@ -15,8 +15,8 @@ replayed trims are exact and unlimited. XTRIM ships `XTRIM key MAXLEN|MINID = t 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import partial
+from typing import Final
 
 from .. import idmp
 from ..context import Argv, Ctx
@@ -27,11 +27,17 @@ from ..reply import Reply
 from ..stream import LISTPACK_MAX_SIZE, Policy, Stream
 from .args import cstr, parse_ll, word
 
-POLICIES: dict[bytes, Policy] = {b"keepref": "KEEPREF", b"delref": "DELREF", b"acked": "ACKED"}
+POLICIES: Final[dict[bytes, Policy]] = {
+    b"keepref": "KEEPREF",
+    b"delref": "DELREF",
+    b"acked": "ACKED",
+}
 
 
-@dataclass(slots=True)
 class AddTrimArgs:
+    """XADD / XTRIM options. A plain class, not a dataclass: mypyc compiles its construction,
+    not dataclass's generated __init__."""
+
     maxlen: int | None = None
     minid: StreamID | None = None
     approx: bool = False

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import accumulate, chain, pairwise
+from typing import Final
 
 from ..context import Argv, Ctx
 from ..errors import StreamError, syntax_error, wrong_arity
@@ -25,7 +26,7 @@ from ..reply import Reply
 from ..stream import LISTPACK_MAX_SIZE
 from .add_trim import id_exhausted
 
-_MAX_IDV = (1 << 128) - 1
+_MAX_IDV: Final = (1 << 128) - 1
 
 
 def effect(key: bytes, first: bytes, entries: Sequence[Sequence[bytes]]) -> Argv:

@@ -12,6 +12,8 @@ consumer times to the XSETCONSUMER effect that follows it.
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..context import Ctx
 from ..errors import StreamError, syntax_error
 from ..groups import Consumer, ConsumerGroup, Nack
@@ -29,7 +31,7 @@ from .groupbase import (
     touch_consumer,
 )
 
-_LONG_MAX = (1 << 63) - 1
+_LONG_MAX: Final = (1 << 63) - 1
 
 
 def xpending(ctx: Ctx) -> Reply:

@@ -12,13 +12,15 @@ on: the primary's DEL comes after it.
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..context import Ctx
 from ..errors import StreamError
 from ..reply import Reply
 from .args import cstr, parse_ll, word
 
-_LLONG_MAX = (1 << 63) - 1
-_FLAGS = (b"nx", b"xx", b"gt", b"lt")
+_LLONG_MAX: Final = (1 << 63) - 1
+_FLAGS: Final = (b"nx", b"xx", b"gt", b"lt")
 
 
 def expire_time_error(ctx: Ctx) -> StreamError:

@@ -19,13 +19,15 @@ Effects of group commands (documented in one place; replay never consults a cloc
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..context import Argv, Ctx
 from ..errors import StreamError
 from ..groups import Consumer, ConsumerGroup, Nack
 from ..ids import StreamID
 from ..stream import Stream
 
-_INT64_MAX = (1 << 63) - 1
+_INT64_MAX: Final = (1 << 63) - 1
 
 
 def ctext(b: bytes) -> str:

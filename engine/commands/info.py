@@ -6,6 +6,8 @@ real rax, so they match Redis whenever node layout does.
 
 from __future__ import annotations
 
+from typing import Final
+
 from .. import idmp
 from ..context import Ctx
 from ..errors import NO_SUCH_KEY, StreamError, bad_subcommand_args
@@ -16,7 +18,7 @@ from ..reply import Reply, ReplyMap, Status
 from ..stream import Stream
 from .args import parse_ll, word
 
-HELP_LINES = (
+HELP_LINES: Final = (
     "CONSUMERS <key> <groupname>",
     "    Show consumers of <groupname>.",
     "GROUPS <key>",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
+from typing import Final
 
 from .. import glob
 from ..context import Ctx
@@ -119,8 +120,8 @@ def _parse_cursor(arg: bytes) -> int:
     return cursor
 
 
-ROBJ_OVERHEAD = 16  # Redis object header
-STREAM_OVERHEAD = 96  # stream struct plus its rax struct, 64-bit
+ROBJ_OVERHEAD: Final = 16  # Redis object header
+STREAM_OVERHEAD: Final = 96  # stream struct plus its rax struct, 64-bit
 
 
 def memory_usage(key: bytes, value: Value) -> int:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from typing import Final
 
 from ..context import BlockSpec, Ctx
 from ..errors import StreamError, wrong_arity, wrong_type
@@ -59,7 +60,7 @@ def rpush(ctx: Ctx) -> Reply:
     return _push(ctx, left=False)
 
 
-_COUNT_RANGE = "value is out of range, must be positive"
+_COUNT_RANGE: Final = "value is out of range, must be positive"
 
 
 def _pop(ctx: Ctx, left: bool) -> Reply:

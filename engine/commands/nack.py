@@ -10,6 +10,8 @@ stream entries not pending yet. Deterministic, so it ships itself when it releas
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..context import Ctx
 from ..errors import StreamError
 from ..ids import StreamID, parse_strict
@@ -17,8 +19,8 @@ from ..reply import Reply
 from .args import parse_ll, word
 from .groupbase import ctext, stream_and_group
 
-_INT64_MAX = (1 << 63) - 1
-_MODES = (b"silent", b"fail", b"fatal")
+_INT64_MAX: Final = (1 << 63) - 1
+_MODES: Final = (b"silent", b"fail", b"fatal")
 
 
 def xnack(ctx: Ctx) -> Reply:

@@ -7,7 +7,7 @@ returns a BlockSpec: the keys to watch, an absolute deadline and the argv to re-
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Final
 
 from ..context import BlockSpec, Ctx
 from ..errors import StreamError, syntax_error
@@ -16,7 +16,7 @@ from ..reply import NULL_ARRAY, PairMap, Reply
 from ..stream import Stream
 from .args import cstr, parse_ll, word
 
-_INT64_MAX = (1 << 63) - 1
+_INT64_MAX: Final = (1 << 63) - 1
 
 
 def xlen(ctx: Ctx) -> Reply:
@@ -71,9 +71,9 @@ def parse_block(arg: bytes, now_ms: int) -> int:
     return t
 
 
-@dataclass(slots=True)
 class ReadOptions:
-    """XREAD / XREADGROUP options, parsed as Redis's xreadCommand does."""
+    """XREAD / XREADGROUP options, parsed as Redis's xreadCommand does. A plain class, not a
+    dataclass: mypyc compiles its construction, not dataclass's generated __init__."""
 
     count: int = 0  # 0 = no limit
     deadline: int | None = None  # BLOCK deadline (absolute ms, 0 = forever), None = no BLOCK

@@ -16,10 +16,12 @@ last_id moved, and XSETCONSUMER with the consumer's exact times.
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..context import BlockSpec, Ctx
 from ..errors import StreamError
 from ..groups import Consumer, ConsumerGroup
-from ..ids import MAX_ID, StreamID, parse_strict
+from ..ids import MAX_ID, StreamID, parse_encoded, parse_strict
 from ..lag import advance
 from ..reply import NULL_ARRAY, PairMap, Reply
 from ..stream import Stream
@@ -27,12 +29,12 @@ from .args import cstr
 from .groupbase import bumped, claim_effect, consumer_effect, nogroup, setid_effect
 from .read import ReadOptions, last_valid_id, parse_read_options
 
-_MEANINGLESS = (
+_MEANINGLESS: Final = (
     "The {0} ID is meaningless in the context of XREADGROUP: you want to read the history of "
     "this consumer by specifying a proper ID, or use the > ID to get new messages. The {0} ID "
     "would just return an empty result set."
 )
-_NEW = None  # the `>` ID
+_NEW: Final = None  # the `>` ID
 
 
 def xreadgroup(ctx: Ctx) -> Reply:
@@ -66,7 +68,7 @@ def xreadgroup(ctx: Ctx) -> Reply:
     return NULL_ARRAY
 
 
-POLL_MS = 100  # Redis checks claim timeouts from its event loop, idle at hz 10: every 100 ms
+POLL_MS: Final = 100  # Redis checks claim timeouts from its event loop, idle at hz 10: every 100 ms
 
 
 def _claimable_at(
@@ -139,7 +141,7 @@ def _new(
         for item in s.range(start, MAX_ID, room):
             eid_bytes, fields = item
             assert isinstance(eid_bytes, bytes)
-            entry_id = parse_strict(eid_bytes)
+            entry_id = parse_encoded(eid_bytes)
             advance(s, g, entry_id)
             if not o.noack:
                 nack = g.pel.get(entry_id)

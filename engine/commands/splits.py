@@ -25,6 +25,8 @@ Read-only, no effects; replicas answer it from what they have applied.
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..context import Ctx
 from ..errors import StreamError, syntax_error
 from ..ids import StreamID, parse_interval
@@ -33,7 +35,7 @@ from ..reply import Reply, ReplyMap
 from ..stream import Stream
 from .args import parse_ll, word
 
-MAX_PARTS = 10_000
+MAX_PARTS: Final = 10_000
 
 
 def xsplits(ctx: Ctx) -> Reply:

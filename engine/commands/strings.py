@@ -12,6 +12,8 @@ propagates SET with EX/PX/EXAT as PXAT. Without KEEPTTL a SET clears the key's e
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..context import Ctx
 from ..errors import StreamError, not_integer, syntax_error, wrong_type
 from ..ids import string2ll
@@ -19,8 +21,8 @@ from ..reply import OK, Reply
 from ..stream import Stream
 from .args import word
 
-_LLONG_MAX = (1 << 63) - 1
-_TIMES = {b"ex": (1000, True), b"px": (1, True), b"exat": (1000, False), b"pxat": (1, False)}
+_LLONG_MAX: Final = (1 << 63) - 1
+_TIMES: Final = {b"ex": (1000, True), b"px": (1, True), b"exat": (1000, False), b"pxat": (1, False)}
 
 
 def set_(ctx: Ctx) -> Reply:

@@ -9,6 +9,8 @@ and XACK ship themselves (XACK with only the IDs it acknowledged) when they chan
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..context import Ctx
 from ..errors import NO_SUCH_KEY, StreamError, bad_subcommand_args
 from ..groups import INVALID_ENTRIES_READ, ConsumerGroup
@@ -20,12 +22,12 @@ from .args import cstr, parse_ll, word
 from .groupbase import consumer_effect, no_such_group, touch_consumer
 from .info import help_reply
 
-_NEEDS_KEY = (
+_NEEDS_KEY: Final = (
     "The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to "
     "use the MKSTREAM option to create an empty stream automatically."
 )
 
-HELP_LINES = (
+HELP_LINES: Final = (
     "CREATE <key> <groupname> <id|$> [option]",
     "    Create a new consumer group. Options are:",
     "    * MKSTREAM",

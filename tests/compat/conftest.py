@@ -16,15 +16,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
-from redis_conn import RedisServer, free_port, start_server
+from redis_conn import RedisServer, start_server, xstream_node
 
 HERE = Path(__file__).parent
 DEBIAN_REDIS = "/usr/bin/redis-server"
@@ -80,36 +76,7 @@ def redis_server(redis_factory: RedisFactory) -> RedisServer:
     return redis_factory()
 
 
-def _pong(port: int) -> bool:
-    """Whether a RESP node answers PING on `port` (then QUIT: it closes the connection)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-        s.sendall(b"PING\r\nQUIT\r\n")
-        out = b""
-        while chunk := s.recv(65536):
-            out += chunk
-    return out == b"+PONG\r\n+OK\r\n"
-
-
 @pytest.fixture(scope="module")
 def xstream_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     """A fresh xstream primary's RESP port, for the tests that compare raw RESP sessions."""
-    data = tmp_path_factory.mktemp("xstream")
-    port = free_port()
-    cmd = [sys.executable, "-m", "xstream.cli", "primary", "--port", str(free_port()),
-           "--resp-port", str(port), "--data-dir", str(data)]  # fmt: skip
-    with (Path(data) / "node.log").open("wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if _pong(port):
-                    break
-            except OSError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, "xstream did not start"
-            time.sleep(0.05)
-        yield port
-    finally:
-        proc.terminate()
-        proc.wait(15)
+    yield from xstream_node(tmp_path_factory.mktemp("xstream"))

@@ -1,4 +1,5 @@
-"""A real redis-server for compat tests: the process, and a tiny blocking RESP2 client.
+"""A real redis-server for compat tests: the process, and a tiny blocking RESP2 client; and
+an xstream primary to compare it with (`xstream_node`: its RESP port).
 
 `RedisConn.call` answers in the engine's Reply types, with error replies returned (not raised)
 as `StreamError`, so a test can compare redis-server and the engine value for value.
@@ -8,8 +9,9 @@ from __future__ import annotations
 
 import socket
 import subprocess
+import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 
@@ -164,3 +166,37 @@ def _spawn(binary: str, workdir: Path, config: Mapping[str, str | int]) -> Redis
     with logfile.open("wb") as out:  # the child keeps its own descriptor
         proc = subprocess.Popen(argv, cwd=workdir, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
     return RedisServer(proc, port, logfile)
+
+
+def _pong(port: int) -> bool:
+    """Whether a RESP node answers PING on `port` (then QUIT: it closes the connection)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+        s.sendall(b"PING\r\nQUIT\r\n")
+        out = b""
+        while chunk := s.recv(65536):
+            out += chunk
+    return out == b"+PONG\r\n+OK\r\n"
+
+
+def xstream_node(data: Path, *args: str) -> Iterator[int]:
+    """Run an xstream primary (data in `data`, more node options in `args`) while the
+    generator is open; yields its RESP port."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "xstream.cli", "primary", "--port", str(free_port()),
+           "--resp-port", str(port), "--data-dir", str(data), *args]  # fmt: skip
+    with (Path(data) / "node.log").open("wb") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                if _pong(port):
+                    break
+            except OSError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, "xstream did not start"
+            time.sleep(0.05)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(15)

@@ -31,6 +31,16 @@ and drops its data, when the last container using it stops, and `kill` / `restar
 a node's data. The holder is also where a stopped node's files are changed. Nodes run with
 CAP_SYS_PTRACE, so strace (in the image) can be attached to them from `docker exec`.
 
+TLS and users, as deploy/compose.yaml runs them: the cluster's first node or etcd runs
+`xstream secrets` (the node image, as root) into a volume of its own, mounted read-only at
+/secrets by etcd and every node, and copies it out for the test (`secrets`); a node named
+later gets its certificate added the same way. etcd serves https only and asks for a node
+certificate (--client-cert-auth, the node CA); nodes serve TLS with their certificate
+(--tls-dir), load the users (--aclfile: default off, admin, app, replica) and replicate as
+`replica` (--primary-password-file); no --insecure. The test's observers (`channel`,
+`healthy`) call as `admin` and the writers (rpc channels, the product Client) as `app`, each
+by its client certificate (its CN is the user).
+
 Invariants: a node's name is its network alias (peers reach it as NAME:7700) and its
 `--name`; every node listens on 7700 in its container, published on a free host port (a
 restart may publish it on another: `address(name)` is current); a Cluster removes its
@@ -42,9 +52,15 @@ then). Observers (`node_info`, `primary`, `digest`, `xrange`) talk to one node o
 from __future__ import annotations
 
 import contextlib
+import io
+import ipaddress
 import json
 import os
+import shutil
+import ssl
 import subprocess
+import tarfile
+import tempfile
 import threading
 import time
 import urllib.request
@@ -61,6 +77,7 @@ import docker
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from testcontainers.core.container import DockerContainer
+from testcontainers.core.docker_client import DockerClient
 from testcontainers.core.network import Network
 
 from xstream.client import Client
@@ -71,12 +88,14 @@ from . import rpc
 
 ROOT = Path(__file__).resolve().parents[2]
 PORT = 7700  # every node's gRPC port inside its container
-ETCD_PORT = 2379  # etcd's client port, in its container and as http://etcd:2379 to nodes
+ETCD_PORT = 2379  # etcd's client port, in its container and as https://etcd:2379 to nodes
 ETCD_IMAGE = "xstream-base:latest"  # Debian's etcd-server 3.4 (scripts/images.sh tags it)
 DATA = "/data"  # a node's data directory, in its container
 DISK = "/disk"  # the same file system, in the node's holder container
 DISK_SIZE = 256 << 20  # bytes of each node's tmpfs (only what is written uses memory)
 UID = 10001  # the image's `xstream` user, owner of /data (deploy/image/node.Dockerfile)
+SECRETS = "/secrets"  # `xstream secrets`' tree, in etcd's and every node's container (ro)
+NAMED = ("etcd", "n1", "n2", "n3")  # certificates made with the secrets (others: on demand)
 EIO_PID_FILE = "/tmp/xstream-drill-strace.pid"  # in a node's container, while fail_fsync holds
 PAGE = 5000  # entries per XRANGE call when reading a whole stream
 T = TypeVar("T")
@@ -156,6 +175,9 @@ class Cluster:
         self._lock = threading.Lock()  # guards _channels (writers observe from threads)
         self._client: docker.DockerClient | None = None  # the Docker SDK's, made when needed
         self._volumes: list[str] = []  # the nodes' tmpfs volumes, removed by close()
+        self.secrets_volume = f"{self.network.name}-secrets"  # made with the first node
+        self.secrets: Path | None = None  # the test's copy of it (a temporary directory)
+        self._issued: set[str] = set()  # names with a node certificate in the volume
 
     # --- starting nodes ---
 
@@ -168,31 +190,39 @@ class Cluster:
     def start_node(self, name: str, *args: str) -> Node:
         """An `xstream node` (coordinated mode) electing through this cluster's etcd."""
         assert self.etcd is not None, "start_etcd() first"
-        argv = ["node", "--advertise", f"{name}:{PORT}", "--etcd", f"http://etcd:{ETCD_PORT}"]
+        argv = ["node", "--advertise", f"{name}:{PORT}", "--etcd", f"https://etcd:{ETCD_PORT}"]
         return self._start(name, [*argv, *args], ready=lambda: self.node_info(name))
 
     def start_etcd(self) -> Node:
         """A single-member etcd as "etcd" on the cluster network (client port also published).
         Raft timings are short (heartbeat 50 ms, election 500 ms): it starts fast and a 2 s
-        lease is well above its election timeout."""
-        peer = "http://127.0.0.1:2380"
+        lease is well above its election timeout. https only, node certificates only."""
+        self._certify("etcd")
+        peer = "http://127.0.0.1:2380"  # one member: no peer traffic
+        tls = f"{SECRETS}/tls"
         argv = [
             "etcd", "--name", "etcd", "--data-dir", "/tmp/etcd",
-            "--listen-client-urls", f"http://0.0.0.0:{ETCD_PORT}",
-            "--advertise-client-urls", f"http://etcd:{ETCD_PORT}",
+            "--listen-client-urls", f"https://0.0.0.0:{ETCD_PORT}",
+            "--advertise-client-urls", f"https://etcd:{ETCD_PORT}",
             "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
             "--initial-cluster", f"etcd={peer}",
             "--heartbeat-interval", "50", "--election-timeout", "500",
+            "--cert-file", f"{tls}/etcd.crt", "--key-file", f"{tls}/etcd.key",
+            "--trusted-ca-file", f"{tls}/nodes-ca.crt", "--client-cert-auth",
         ]  # fmt: skip
         container, address = self._container(ETCD_IMAGE, argv, ETCD_PORT, "etcd")
         self.etcd = Node("etcd", container, address, ["etcd"])
-        poll(lambda: _etcd_healthy(address), 20, "etcd answers /health")
+        ctx = self._etcd_context()
+        poll(lambda: _etcd_healthy(address, ctx), 20, "etcd answers /health")
         return self.etcd
 
     def _start(self, name: str, argv: list[str], ready: Callable[[], object] | None = None) -> Node:
         assert name not in self.nodes, f"node {name} already started"
-        # --insecure: plaintext on the drill network (TLS drills are issue 14's next step)
-        common = ["--host", "0.0.0.0", "--insecure", "--port", str(PORT), "--data-dir", DATA]
+        self._certify(name)
+        common = ["--host", "0.0.0.0", "--port", str(PORT), "--data-dir", DATA,
+                  "--tls-dir", f"{SECRETS}/tls", "--aclfile", f"{SECRETS}/users/users.acl",
+                  "--primary-user", "replica",
+                  "--primary-password-file", f"{SECRETS}/users/replica.password"]  # fmt: skip
         command = [*argv[:1], *common, "--name", name, *argv[1:]]
         volume, disk = self._disk(name)
         container, address = self._container(
@@ -231,6 +261,7 @@ class Cluster:
         """A started container publishing `port`, on the cluster network as `alias`, with
         `volume` (if any) as its data directory."""
         container = DockerContainer(image).with_command(command).with_exposed_ports(port)
+        container.with_volume_mapping(self.secrets_volume, SECRETS, "ro")
         if volume is not None:
             container.with_volume_mapping(volume, DATA, "rw")
         if cap_add:
@@ -249,13 +280,81 @@ class Cluster:
             raise
         return container, address
 
+    def _certify(self, name: str) -> None:
+        """Make the secrets volume with the first name (NAMED's certificates too), or add
+        `name`'s certificate to it; the first time, copy it out for the test."""
+        if name in self._issued:
+            return
+        names = sorted({name, *NAMED}) if not self._issued else [name]
+        if not self._issued:
+            self._docker().volumes.create(self.secrets_volume)
+            self._volumes.append(self.secrets_volume)
+        argv = ["secrets", "--out", SECRETS, "--node", ",".join(names), "--owner", f"{UID}:{UID}"]
+        for host in self._host_names():
+            argv += ["--host", host]
+        maker = self._docker().containers.run(
+            self.image, argv, user="root", detach=True,
+            volumes={self.secrets_volume: {"bind": SECRETS, "mode": "rw"}},
+        )  # fmt: skip
+        try:
+            code = maker.wait(timeout=60)["StatusCode"]
+            if code != 0:
+                raise DrillError(f"xstream secrets exited {code}: {maker.logs().decode()}")
+            if self.secrets is None:
+                stream, _ = maker.get_archive(SECRETS)
+                self.secrets = Path(tempfile.mkdtemp(prefix="xstream-drill-secrets-"))
+                with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+                    tar.extractall(self.secrets, filter="data")
+                self.secrets /= Path(SECRETS).name
+        finally:
+            maker.remove(force=True)
+        self._issued.update(names)
+
+    def _host_names(self) -> list[str]:
+        """What the test dials published ports as, for the node certificates' SANs:
+        testcontainers' host, or inside a container the default bridge's gateway (given, or
+        the first address of its subnet, as Docker picks it)."""
+        names = [DockerClient().host()]
+        with contextlib.suppress(Exception):  # no bridge IPAM: the host name alone
+            ipam = self._docker().networks.get("bridge").attrs["IPAM"]["Config"][0]
+            gateway = ipam.get("Gateway") or str(ipaddress.ip_network(ipam["Subnet"])[1])
+            names.append(gateway)
+        return names
+
+    def _bundle(self) -> Path:
+        assert self.secrets is not None, "no node started yet: no secrets"
+        return self.secrets / "client"
+
+    def credentials(self, user: str) -> grpc.ChannelCredentials:
+        """gRPC TLS credentials whose client certificate logs in as `user` (admin, app)."""
+        b = self._bundle()
+        return grpc.ssl_channel_credentials(
+            (b / "ca.crt").read_bytes(), (b / f"{user}.key").read_bytes(),
+            (b / f"{user}.crt").read_bytes(),
+        )  # fmt: skip
+
+    def client_tls(self, user: str) -> dict[str, str]:
+        """The product Client's TLS arguments for `user`."""
+        b = self._bundle()
+        return {"ssl_ca_certs": str(b / "ca.crt"), "ssl_certfile": str(b / f"{user}.crt"),
+                "ssl_keyfile": str(b / f"{user}.key")}  # fmt: skip
+
+    def _etcd_context(self) -> ssl.SSLContext:
+        """etcd's own certificate, the node CA: what etcd accepts."""
+        assert self.secrets is not None
+        tls = self.secrets / "tls"
+        ctx = ssl.create_default_context(cafile=tls / "nodes-ca.crt")
+        ctx.load_cert_chain(tls / "etcd.crt", tls / "etcd.key")
+        return ctx
+
     # --- observing ---
 
     def client(self, name: str) -> Client:
         """A host-side Client of node `name` (cached; decode_responses=True)."""
         if name not in self._clients:
             host, port = self.nodes[name].address
-            self._clients[name] = Client(host, port, decode_responses=True)
+            tls = self.client_tls("app")
+            self._clients[name] = Client(host, port, decode_responses=True, **tls)
         return self._clients[name]
 
     def address(self, name: str) -> str:
@@ -272,13 +371,13 @@ class Cluster:
         address = self.address(name)
         with self._lock:
             if address not in self._channels:
-                self._channels[address] = rpc.channel(address)
+                self._channels[address] = rpc.channel(address, self.credentials("admin"))
             return self._channels[address]
 
     def healthy(self, name: str) -> bool:
         """True iff the node answers SERVING to a grpc.health.v1 Check within 1 s."""
         host, port = self.nodes[name].address
-        with grpc.insecure_channel(f"{host}:{port}") as channel:
+        with grpc.secure_channel(f"{host}:{port}", self.credentials("admin")) as channel:
             stub = health_pb2_grpc.HealthStub(channel)
             reply = stub.Check(health_pb2.HealthCheckRequest(), timeout=1)
         return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
@@ -464,6 +563,8 @@ class Cluster:
             with contextlib.suppress(Exception):
                 self._docker().volumes.get(volume).remove(force=True)
         self.network.remove()
+        if self.secrets is not None:
+            shutil.rmtree(self.secrets.parent, ignore_errors=True)
 
     def __enter__(self) -> Cluster:
         return self
@@ -535,7 +636,7 @@ def _logs_of(node: Node) -> str:
         return f"(no logs: {e!r})"
 
 
-def _etcd_healthy(address: tuple[str, int]) -> bool:
+def _etcd_healthy(address: tuple[str, int], ctx: ssl.SSLContext) -> bool:
     host, port = address
-    with urllib.request.urlopen(f"http://{host}:{port}/health", timeout=1) as r:
+    with urllib.request.urlopen(f"https://{host}:{port}/health", timeout=1, context=ctx) as r:
         return bool(json.load(r).get("health") == "true")

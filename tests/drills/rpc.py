@@ -1,7 +1,7 @@
 """Raw gRPC calls to one node, keeping what a Client hides: the epoch the node answered at
 (the `xstream-epoch` trailer), and Redis's error line verbatim.
 
-    ch = channel("127.0.0.1:32768")
+    ch = channel("127.0.0.1:32768", credentials)     # TLS: the certificate names the user
     answer = execute(ch, [b"XADD", b"s", b"*", b"v", b"1"], acks="quorum", timeout=3.0)
     answer.value  (an engine Reply: bytes, int, list ...)   answer.epoch
     raises CommandError(line, epoch) for an error reply, grpc.RpcError for a broken call
@@ -41,14 +41,15 @@ class CommandError(Exception):
         self.epoch = epoch
 
 
-def channel(address: str) -> grpc.Channel:
-    return grpc.insecure_channel(
-        address,
-        options=[
-            ("grpc.max_receive_message_length", MAX_MESSAGE),
-            ("grpc.max_send_message_length", MAX_MESSAGE),
-        ],
-    )
+def channel(address: str, credentials: grpc.ChannelCredentials | None = None) -> grpc.Channel:
+    """Over TLS with `credentials` (a client certificate naming the user the calls run as)."""
+    options = [
+        ("grpc.max_receive_message_length", MAX_MESSAGE),
+        ("grpc.max_send_message_length", MAX_MESSAGE),
+    ]
+    if credentials is None:
+        return grpc.insecure_channel(address, options=options)
+    return grpc.secure_channel(address, credentials, options=options)
 
 
 def _epoch(trailers: Any) -> int:

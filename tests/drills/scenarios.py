@@ -83,7 +83,7 @@ class Drill:
         host, _, port = seeds[0].rpartition(":")
         client = Client(
             host, int(port), nodes=seeds[1:], failover_timeout=5.0, acks="quorum",
-            acks_timeout_ms=1500, decode_responses=True,
+            acks_timeout_ms=1500, decode_responses=True, **c.client_tls("app"),
         )  # fmt: skip
         sender = ClientSender(client, c.name_of)
         return Writer(self.history, sender, self.prefix + "c", self.key, acks="quorum")

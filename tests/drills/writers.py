@@ -46,6 +46,8 @@ class Topology(Protocol):
 
     def address(self, name: str) -> str: ...
 
+    def credentials(self, user: str) -> grpc.ChannelCredentials | None: ...
+
 
 class AttemptError(Exception):
     def __init__(self, outcome: Outcome, error: str, node: str = "", epoch: int = 0) -> None:
@@ -102,7 +104,7 @@ class Sender:
     def _channel(self, node: str) -> grpc.Channel:
         address = self.topology.address(node)
         if address not in self._channels:
-            self._channels[address] = rpc.channel(address)
+            self._channels[address] = rpc.channel(address, self.topology.credentials("app"))
         return self._channels[address]
 
     def close(self) -> None:

@@ -77,6 +77,7 @@ class Node:
     proc: subprocess.Popen[bytes] | None = None
     _channel: grpc.Channel | None = None
     credentials: grpc.ChannelCredentials | None = None  # a TLS node: the tests' client's
+    auth: tuple[tuple[str, str], ...] = ()  # ACL user metadata the tests' calls carry
 
     @property
     def address(self) -> str:
@@ -135,6 +136,8 @@ class Node:
                 self._channel = grpc.insecure_channel(self.address)
             else:
                 self._channel = grpc.secure_channel(self.address, self.credentials)
+            if self.auth:
+                self._channel = grpc.intercept_channel(self._channel, _Auth(self.auth))
         return self._channel
 
     def info(self, timeout: float = 5.0) -> pb.InfoReply:
@@ -174,6 +177,17 @@ class Node:
                 if e.get("event") == name:
                     out.append(e)
         return out
+
+
+class _Auth(grpc.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+    """Adds a node's `auth` metadata (an ACL user) to every unary call of the tests."""
+
+    def __init__(self, auth: tuple[tuple[str, str], ...]) -> None:
+        self.auth = auth
+
+    def intercept_unary_unary(self, continuation: Callable[..., Any], details: Any, request: Any):  # type: ignore[no-untyped-def]
+        details = details._replace(metadata=(*(details.metadata or ()), *self.auth))
+        return continuation(details, request)
 
 
 @dataclass

@@ -5,11 +5,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import random
+import re
+from pathlib import Path
 
 import pytest
 
 from xstream.node import acl, aclcats
-from xstream.node.acl import Acl, AclError
+from xstream.node.acl import Acl
+from xstream.node.aclrules import AclError
 from xstream.node.base import SERVER_COMMANDS
 from xstream.server.resp.commandinfo import EDGE_COMMANDS
 
@@ -196,3 +199,77 @@ def test_exposure_needs_tls_or_a_password() -> None:
         check_exposure(exposed, tls=False, password=False)
     check_exposure(exposed, tls=False, password=True)
     check_exposure(exposed, tls=True, password=False)
+
+
+def test_selectors_first_args_and_always_allowed() -> None:
+    a, u = make("on", "nopass", "~a", "+get", "(~b", "+set)", "(~c +xadd)")
+    assert u.describe().endswith("-@all +get (~b resetchannels -@all +set) "
+                                 "(~c resetchannels -@all +xadd)")  # fmt: skip
+    assert a.check(u, [b"GET", b"a"]) is None and a.check(u, [b"SET", b"b", b"1"]) is None
+    d = a.check(u, [b"SET", b"q", b"1"])  # the key refusal outranks the command refusals
+    assert d is not None and (d.reason, d.object) == ("key", "q")
+    d = a.check(u, [b"XLEN", b"c"])
+    assert d is not None and d.reason == "command"
+    for argv in ([b"AUTH", b"x"], [b"HELLO"], [b"QUIT"], [b"RESET"]):
+        assert a.check(a.users["u"], argv) is None  # whatever the rules
+    a.setuser("f", ["-@all", "+select|0", "+xadd|x"])
+    f = a.users["f"]
+    assert a.check(f, [b"SELECT", b"0"]) is None and a.check(f, [b"SELECT", b"1"]) is not None
+    a.setuser("f", ["-select"])  # a later rule naming the command drops its first args
+    assert a.check(a.users["f"], [b"SELECT", b"0"]) is not None
+    for rule, reason in [
+        ("+xgroup|bogus", "Unknown command or category name in ACL"),
+        ("-xadd|x", "Unknown command or category name in ACL"),
+        ("+xgroup|create|x", "Allowing first-arg of a subcommand is not supported"),
+        ("+xadd|", "Syntax error"),
+        ("(~x +bogus)", "Unknown command or category name in ACL"),
+    ]:
+        with pytest.raises(AclError, match=re.escape(f"'{rule}': {reason}")):
+            a.setuser("f", [rule])
+    with pytest.raises(ValueError, match=re.escape("Unmatched parenthesis in acl selector "
+                                                   "starting at '(~x'.")):  # fmt: skip
+        a.setuser("f", ["(~x", "+get"])
+    a.setuser("f", ["clearselectors", "%R", "%W~p", "%R~p", "&c", "&c"])
+    assert a.users["f"].key_text() == "%R~ ~p" and a.users["f"].channels == ["c"]
+
+
+def test_log_moves_a_repeat_to_the_front() -> None:
+    a, u = make("on", "nopass")
+    first, second = a.check(u, [b"XLEN", b"s"]), a.check(u, [b"GET", b"s"])
+    assert first is not None and second is not None
+    a.note(first, "u", "toplevel", "", 1000)
+    a.note(second, "u", "toplevel", "", 1001)
+    a.note(first, "u", "toplevel", "", 1002)
+    assert [(e.object, e.count) for e in a.log] == [("xlen", 2), ("get", 1)]
+
+
+def test_primary_password_file_gives_the_links_password(tmp_path: Path) -> None:
+    from xstream.server.config import ConfigError, NodeConfig, read_primary_password  # noqa: PLC0415
+
+    secret = tmp_path / "replica.password"
+    secret.write_text("s3cret words\nignored\n")
+    cfg = NodeConfig("replica", primary_password_file=secret)
+    read_primary_password(cfg)
+    assert cfg.primary_password == "s3cret words"
+    for text, says in (("", "is empty"), ("\n", "is empty"), (None, "cannot read")):
+        missing = tmp_path / "other"
+        missing.unlink(missing_ok=True)
+        if text is not None:
+            missing.write_text(text)
+        cfg = NodeConfig("replica", primary_password_file=missing)
+        with pytest.raises(ConfigError, match=says):
+            read_primary_password(cfg)
+        assert cfg.primary_password == ""
+
+
+def test_no_auth_commands_need_no_rule() -> None:
+    from xstream.server.resp.commandinfo import _OTHERS  # noqa: PLC0415
+
+    flagged = {name for name, (_, flags, *_rest) in _OTHERS.items() if "no_auth" in flags}
+    assert flagged == acl.NO_AUTH
+    a = Acl()
+    a.users = a.load("user default off resetpass -@all\nuser app on >x ~* -@all +get\n", "f")
+    for user in (a.users["default"], a.users["app"]):
+        for argv in ([b"AUTH", b"app", b"x"], [b"HELLO", b"3"], [b"QUIT"], [b"RESET"]):
+            assert a.check(user, argv) is None, (user.name, argv)
+        assert a.check(user, [b"PING"]) is not None

@@ -139,9 +139,29 @@ def test_collect_matches_a_decode_all_walk(seed: int) -> None:
         limit = rng.choice([0, 1, 5, 50])
         got: list[RangeItem] = []
         want: list[RangeItem] = []
+        start, end = StreamID(lo >> 64, lo & MASK64), StreamID(hi >> 64, hi & MASK64)
         for master, lpb in nodes:
-            stop = node.collect(lpb, master, lo, hi, got, limit)
+            stop = node.collect(lpb, master, start, end, got, limit)
             assert stop == collect_by_decode_all(lpb, master, lo, hi, want, limit)
             assert got == want
             if stop:
                 break
+
+
+def test_collect_ids_whose_deltas_wrap_around_2_64() -> None:
+    # Deltas from the master are stored modulo 2**64 as int64: these wrap below zero.
+    e = Engine()
+    for eid in (b"1-1", b"1-18446744073709551615", b"18446744073709551614-5", b"%d-0" % MASK64):
+        e.execute([b"XADD", b"s", eid, b"f", b"v"])
+    s = e.keyspace.get(b"s")
+    assert isinstance(s, Stream)
+    ((key, lpb),) = s.nodes()  # one node
+    master = StreamID.from_key(key)
+    for lo, hi in [(0, (1 << 128) - 1), (1 << 64 | 2, MASK64 << 64), (MASK64 << 64, MASK64 << 64)]:
+        got: list[RangeItem] = []
+        want: list[RangeItem] = []
+        start, end = StreamID(lo >> 64, lo & MASK64), StreamID(hi >> 64, hi & MASK64)
+        assert node.collect(lpb, master, start, end, got, 0) == collect_by_decode_all(
+            lpb, master, lo, hi, want, 0
+        )
+        assert got == want and got

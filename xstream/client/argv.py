@@ -35,6 +35,11 @@ StreamId = bytes | bytearray | memoryview | str | int
 
 def encode(value: object, encoding: str = "utf-8", errors: str = "strict") -> bytes:
     """One argument as redis-py's Encoder.encode would send it."""
+    kind = type(value)
+    if kind is str:  # the usual case first: exact types, no isinstance chain
+        return value.encode(encoding, errors)  # type: ignore[attr-defined,no-any-return]
+    if kind is bytes:
+        return value  # type: ignore[return-value]
     if isinstance(value, bytes):
         return value
     if isinstance(value, bytearray | memoryview):

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from xstream.client.exceptions import DataError
 
-from .argv import Encodable, Key, StreamId
+from .argv import Encodable, Key, StreamId, encode
 from .keycommands import KeyCommands
 from .shapes import (
     bool_ok,
@@ -98,10 +98,11 @@ class StreamCommands(KeyCommands):
         """Append many entries with automatic IDs (`XADD name * ...` each, in one batch, all
         or nothing); their IDs in order. Not in redis-py; not available in a pipeline."""
         flat: list[list[bytes]] = []
+        enc, errs = self.encoding, self.encoding_errors
         for fields in entries:
-            if not isinstance(fields, Mapping) or len(fields) == 0:
+            if (type(fields) is not dict and not isinstance(fields, Mapping)) or not fields:
                 raise DataError("XADD fields must be a non-empty dict")
-            flat.append(self._argv(*chain.from_iterable(fields.items())))
+            flat.append([encode(x, enc, errs) for x in chain.from_iterable(fields.items())])
         key = self._argv(name)[0]
         if not flat:
             return []

@@ -165,7 +165,7 @@ class _Gateway:
             try:
                 reply = self._post_one(index, path, body, left)
             except (OSError, http.client.HTTPException) as exc:
-                errors.append(f"{host}:{port}: {exc!r}")
+                errors.append(f"{host}:{port}: {_why(exc)}")
                 continue
             self._first = index
             return reply
@@ -190,7 +190,7 @@ class _Gateway:
         except TimeoutError:
             return
         except (OSError, http.client.HTTPException) as exc:
-            raise EtcdUnavailableError(f"POST {path} to {host}:{port}: {exc!r}") from exc
+            raise EtcdUnavailableError(f"POST {path} to {host}:{port}: {_why(exc)}") from exc
         finally:
             conn.close()
 
@@ -224,6 +224,15 @@ class _Gateway:
         result = reply.get("result", reply)
         assert isinstance(result, dict)
         return result
+
+
+def _why(exc: BaseException) -> str:
+    """A failed call's reason; a TLS failure says what to check (with TLS 1.3 a refused client
+    certificate shows up on the first read, often as a bare EOF)."""
+    if isinstance(exc, ssl.SSLError):
+        return (f"TLS failed ({exc!r}): does etcd trust this node's certificate "
+                "(--trusted-ca-file), and this node's CA (--tls-ca) etcd's?")  # fmt: skip
+    return repr(exc)
 
 
 class Election:

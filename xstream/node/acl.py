@@ -8,9 +8,10 @@
     User               flags (on/off, nopass), SHA-256 hex passwords, command rules, key and
                        channel patterns; `describe()` is ACL LIST's text after the name
 
-Command rules are kept as Redis 7+ does: a base (`+@all` or `-@all`) and the rules given
-since, in order; whether a command is allowed is the last rule that names it, its category or
-its container (replayed once into a set, `User.allowed`). Categories and keys: aclcats.py.
+A user's permissions are selectors (aclrules.py): its own rules (the root: a User is a
+Selector) and any `(...)` ones; a command runs if one selector allows it and all its keys,
+else the refusal that got furthest answers (a key's over the command's). AUTH, HELLO, QUIT
+and RESET are always allowed (Redis's CMD_NO_AUTH). Categories and keys: aclcats.py.
 
 Passwords are only ever held hashed (`>pass` is stored as sha256(pass).hexdigest(), as Redis);
 nothing here logs, and ACL LOG entries name the user, never a password.
@@ -18,6 +19,10 @@ nothing here logs, and ACL LOG entries name the user, never a password.
 The default user is `on nopass ~* &* +@all` until `--requirepass P` (`>P`, no nopass).
 Reading and writing the ACL file is the caller's (the server's) I/O; `load` parses a text
 into a new set of users, all or nothing, with Redis's `<file>:<line>: ...` errors.
+
+On a node the users are replicated state (users.py): a change is computed here without
+being installed (`prepare`, `doomed`, `load`), then logged as a users record and applied
+from it; `User.tokens()` is the form a record and a snapshot carry.
 """
 
 from __future__ import annotations
@@ -26,36 +31,16 @@ import hashlib
 import hmac
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final
-
-from xstream.engine import glob
 
 from . import aclcats
+from .aclrules import AclError, Selector, merge_selectors, perm_rule, replay, selector, set_fields
 
-ALL_KEYS: Final = [("RW", "*")]  # a user's `keys` after `~*` or `allkeys`
 WRONGPASS = "invalid username-password pair or user is disabled."
 NOAUTH = "Authentication required."
-_PATTERN_AFTER_ALL = (
-    "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not "
-    "have any effect. Try 'resetkeys' to start with an empty list of patterns"
-)
-_CHANNEL_AFTER_ALL = (
-    "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does "
-    "not have any effect. Try 'resetchannels' to start with an empty list of channels"
-)
 _BAD_HASH = (
     "The password hash must be exactly 64 characters and contain only lowercase hexadecimal "
     "characters"
 )
-
-
-class AclError(Exception):
-    """A rule that does not apply: `modifier` is the rule, `reason` Redis's text for it."""
-
-    def __init__(self, modifier: str, reason: str) -> None:
-        super().__init__(f"Error in ACL SETUSER modifier '{modifier}': {reason}")
-        self.modifier = modifier
-        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -69,22 +54,22 @@ class Denial:
 
 
 @dataclass
-class User:
+class User(Selector):
     name: str
     enabled: bool = False  # on/off; a new user is off
     nopass: bool = False  # any password (or none) authenticates
     sanitize: bool = True  # sanitize-payload (RESTORE); skip-sanitize-payload: False
     passwords: list[str] = field(default_factory=list)  # SHA-256 hex, in order added
-    all_base: bool = False  # the command rules start from +@all (True) or -@all
-    rules: list[str] = field(default_factory=list)  # command rules after the base, in order
-    keys: list[tuple[str, str]] = field(default_factory=list)  # (perm "RW"|"R"|"W", pattern)
-    channels: list[str] = field(default_factory=list)  # &patterns; ["*"]: allchannels
-    allowed: frozenset[str] = frozenset()  # command fullnames the rules allow (derived)
+    selectors: list[Selector] = field(default_factory=list)  # `(...)`, in order added
 
     def copy(self) -> User:
-        return User(self.name, self.enabled, self.nopass, self.sanitize, list(self.passwords),
-                    self.all_base, list(self.rules), list(self.keys), list(self.channels),
-                    self.allowed)  # fmt: skip
+        root = self.perms()
+        return User(self.name, enabled=self.enabled, nopass=self.nopass, sanitize=self.sanitize,
+                    passwords=list(self.passwords), all_base=root.all_base, rules=root.rules,
+                    allkeys=root.allkeys, keys=root.keys, channels=root.channels,
+                    allowed=root.allowed,
+                    firstargs=root.firstargs,
+                    selectors=[s.perms() for s in self.selectors])  # fmt: skip
 
     # --- ACL LIST / GETUSER ------------------------------------------------------------------
 
@@ -95,22 +80,17 @@ class User:
         out.append("sanitize-payload" if self.sanitize else "skip-sanitize-payload")
         return out
 
-    def command_text(self) -> str:
-        return " ".join(["+@all" if self.all_base else "-@all", *self.rules])
-
-    def key_text(self) -> str:
-        return " ".join(("~" if p == "RW" else f"%{p}~") + pat for p, pat in self.keys)
-
-    def channel_text(self) -> str:
-        return " ".join("&" + c for c in self.channels) if self.channels else "resetchannels"
+    def tokens(self) -> list[str]:
+        """The rules that rebuild this user from `reset`, one a word (a pattern may hold a
+        blank; a selector is one word, `(...)`): ACL LIST's description, split, and what a
+        users record carries (users.py)."""
+        selectors = ["(" + " ".join(s.perm_tokens()) + ")" for s in self.selectors]
+        return [*self.flags(), *("#" + h for h in self.passwords), *self.perm_tokens(),
+                *selectors]  # fmt: skip
 
     def describe(self) -> str:
         """ACL LIST's description (and the ACL file's line) after `user <name> `."""
-        parts = [*self.flags(), *("#" + h for h in self.passwords)]
-        if self.keys:
-            parts.append(self.key_text())
-        parts += [self.channel_text(), self.command_text()]
-        return " ".join(parts)
+        return " ".join(self.tokens())
 
     # --- checks --------------------------------------------------------------------------------
 
@@ -120,41 +100,6 @@ class User:
         digest = hashlib.sha256(password).hexdigest()
         return any(hmac.compare_digest(digest, h) for h in self.passwords)
 
-    def may_run(self, fullname: str) -> bool:
-        return fullname in self.allowed  # `+xgroup` put every xgroup|sub in it
-
-    def key_ok(self, key: bytes, need: str) -> bool:
-        return any(
-            set(need) <= set(perm) and glob.match(pat.encode("utf-8", "surrogateescape"), key)
-            for perm, pat in self.keys
-        )
-
-
-def _replay(user: User) -> frozenset[str]:
-    """The set of command fullnames the base and rules allow."""
-    allowed = set(aclcats.TABLE) if user.all_base else set()
-    for rule in user.rules:
-        names = _names(rule[1:])
-        if rule[0] == "+":
-            allowed |= names
-        else:
-            allowed -= names
-    return frozenset(allowed)
-
-
-def _names(target: str) -> set[str]:
-    """The fullnames a rule's target (`@cat`, `cmd`, `cmd|sub`) covers."""
-    if target.startswith("@"):
-        cat = target[1:]
-        return set(aclcats.TABLE) if cat == "all" else set(aclcats.commands_in(cat))
-    return {n for n in aclcats.TABLE if n == target or n.startswith(target + "|")}
-
-
-def _known(target: str) -> bool:
-    if target.startswith("@"):
-        return target[1:] == "all" or target[1:] in aclcats.CATEGORIES
-    return target in aclcats.TABLE
-
 
 # --- applying one rule ---------------------------------------------------------------------------
 
@@ -163,34 +108,19 @@ def apply_rule(user: User, op: str) -> None:
     """Apply one ACL SETUSER rule to `user` in place; AclError (and `user` unspecified) when
     it does not apply. Rules are case-insensitive, passwords and patterns are not."""
     low = op.lower()
-    simple = _SIMPLE.get(low)
+    simple = _USER_FLAGS.get(low)
     if simple is not None:
         simple(user)
+    elif low == "reset":
+        _reset(user)
+    elif low == "clearselectors":
+        user.selectors = []
     elif op[:1] in (">", "<", "#", "!"):
         _password_rule(user, op)
-    elif op[:1] == "~" or op[:1] == "%":
-        _key_rule(user, op)
-    elif op[:1] == "&":
-        if user.channels == ["*"]:
-            raise AclError(op, _CHANNEL_AFTER_ALL)
-        user.channels = ["*"] if op[1:] == "*" else [*user.channels, op[1:]]
-    elif op[:1] in ("+", "-") and len(op) > 1:
-        _command_rule(user, op[0] + low[1:])
+    elif op[:1] == "(" and op[-1:] == ")":
+        user.selectors = [*user.selectors, selector(op)]
     else:
-        raise AclError(op, "Syntax error")
-
-
-def _command_rule(user: User, rule: str) -> None:
-    target = rule[1:]
-    if target == "@all":
-        user.all_base, user.rules = rule[0] == "+", []
-    elif not _known(target):
-        if "|" in target and target.partition("|")[0] in aclcats.TABLE:
-            raise AclError(rule, "Allowing first-arg of a subcommand is not supported")
-        raise AclError(rule, "Unknown command or category name in ACL")
-    else:
-        user.rules = [r for r in user.rules if r[1:] != target] + [rule]
-    user.allowed = _replay(user)
+        perm_rule(user, op)
 
 
 def _password_rule(user: User, op: str) -> None:
@@ -211,64 +141,28 @@ def _password_rule(user: User, op: str) -> None:
         raise AclError(op, "The password you are trying to remove from the user does not exist")
 
 
-def _key_rule(user: User, op: str) -> None:
-    if op[0] == "~":
-        perm, pattern = "RW", op[1:]
-    else:
-        flags, tilde, pattern = op[1:].partition("~")
-        if not tilde or not flags or set(flags.upper()) - {"R", "W"}:
-            raise AclError(op, "Syntax error")
-        perm = "".join(c for c in "RW" if c in flags.upper())
-    if ("RW", "*") in user.keys:
-        raise AclError(op, _PATTERN_AFTER_ALL)
-    if pattern == "*" and perm == "RW":
-        user.keys = [("RW", "*")]
-    elif (perm, pattern) not in user.keys:
-        user.keys.append((perm, pattern))
-
-
-def _set(**values: object) -> Callable[[User], None]:
-    def apply(user: User) -> None:
-        for name, value in values.items():
-            setattr(user, name, list(value) if isinstance(value, list) else value)
-        if "all_base" in values:
-            user.rules = []
-            user.allowed = _replay(user)
-
-    return apply
-
-
 def _reset(user: User) -> None:
     fresh = User(user.name)
-    fresh.allowed = _replay(fresh)
+    replay(fresh)
     user.__dict__.update(fresh.__dict__)
 
 
-_SIMPLE: dict[str, Callable[[User], None]] = {
-    "on": _set(enabled=True),
-    "off": _set(enabled=False),
-    "nopass": _set(nopass=True, passwords=[]),
-    "resetpass": _set(nopass=False, passwords=[]),
-    "allkeys": _set(keys=[("RW", "*")]),
-    "resetkeys": _set(keys=[]),
-    "allchannels": _set(channels=["*"]),
-    "resetchannels": _set(channels=[]),
-    "allcommands": _set(all_base=True),
-    "nocommands": _set(all_base=False),
-    "sanitize-payload": _set(sanitize=True),
-    "skip-sanitize-payload": _set(sanitize=False),
-    "reset": _reset,
+_USER_FLAGS: dict[str, Callable[[User], None]] = {
+    "on": set_fields(enabled=True),
+    "off": set_fields(enabled=False),
+    "nopass": set_fields(nopass=True, passwords=[]),
+    "resetpass": set_fields(nopass=False, passwords=[]),
+    "sanitize-payload": set_fields(sanitize=True),
+    "skip-sanitize-payload": set_fields(sanitize=False),
 }
-
-
 # --- the users -----------------------------------------------------------------------------------
 
 
 def default_user(requirepass: str = "") -> User:
     """`user default on nopass ~* &* +@all`, or with `>requirepass` instead of nopass."""
-    user = User("default", enabled=True, nopass=True, all_base=True, keys=[("RW", "*")],
+    user = User("default", enabled=True, nopass=True, all_base=True, allkeys=True,
                 channels=["*"])  # fmt: skip
-    user.allowed = _replay(user)
+    replay(user)
     if requirepass:
         apply_rule(user, ">" + requirepass)
     return user
@@ -303,6 +197,10 @@ class Acl:
         self.log_max_len = log_max_len
         self._entries = 0  # entries ever added: the next entry_id
         self.file = ""  # --aclfile: ACL LOAD and SAVE's file (the edge reads it); "": none
+        # The users came from the node's data (a snapshot, a users record, a full sync:
+        # users.py), not from its own --requirepass/--aclfile; False: its config's (or the
+        # built-in default).
+        self.from_data = False
 
     @property
     def default(self) -> User:
@@ -319,21 +217,35 @@ class Acl:
             return None
         return user
 
-    def setuser(self, name: str, rules: list[str]) -> None:
-        """ACL SETUSER: create the user if new (off, -@all, nothing else), then apply every
-        rule to a copy; the copy replaces the user only if all applied."""
+    def prepare(self, name: str, rules: list[str]) -> User:
+        """ACL SETUSER's outcome, not installed: the user (created if new: off, -@all,
+        nothing else) with every rule applied to a copy. AclError or ValueError (Redis's
+        text) if one does not apply; nothing here changes either way."""
         if not valid_username(name):
             raise ValueError("Usernames can't contain spaces or null characters")
         current = self.users.get(name)
         user = current.copy() if current is not None else User(name)
-        for rule in rules:
+        for rule in merge_selectors(rules):
             apply_rule(user, rule)
-        self.users[name] = user
+        return user
 
-    def deluser(self, names: list[str]) -> int:
+    def setuser(self, name: str, rules: list[str]) -> None:
+        """ACL SETUSER on this Acl alone (a node's replicated change is users.py's)."""
+        self.users[name] = self.prepare(name, rules)
+
+    def doomed(self, names: list[str]) -> list[str]:
+        """ACL DELUSER's victims: the named users that exist, once each, in order;
+        ValueError (Redis's text) if `default` is named. Nothing is removed here."""
         if "default" in names:
             raise ValueError("The 'default' user cannot be removed")
-        return sum(self.users.pop(n, None) is not None for n in dict.fromkeys(names))
+        return [n for n in dict.fromkeys(names) if n in self.users]
+
+    def deluser(self, names: list[str]) -> int:
+        """ACL DELUSER on this Acl alone; how many users were removed."""
+        victims = self.doomed(names)
+        for name in victims:
+            del self.users[name]
+        return len(victims)
 
     def listing(self) -> list[str]:
         """ACL LIST: `user <name> <description>`, by name."""
@@ -362,7 +274,13 @@ class Acl:
             if name in users:
                 raise ValueError(f"{where}: Duplicate user '{name}' found. ")
             user = User(name)
-            for rule in words[2:]:
+            try:
+                rules = merge_selectors(words[2:])
+            except ValueError:
+                raise ValueError(
+                    f"{where}: Unmatched parenthesis in selector definition. "
+                ) from None
+            for rule in rules:
                 try:
                     apply_rule(user, rule)
                 except AclError as e:
@@ -376,38 +294,72 @@ class Acl:
     # --- checks and the log ------------------------------------------------------------------
 
     def check(self, user: User, argv: list[bytes]) -> Denial | None:
-        """Whether `user` may run argv: None, or the denial (its -NOPERM text)."""
+        """Whether `user` may run argv: None, or the denial (its -NOPERM text). One selector
+        (the user's own rules, or a `(...)`) must allow the command and all its keys; else
+        the denial that got furthest (a key's over the command's; the later key's)."""
         name = aclcats.fullname(argv) if argv else ""
-        if name not in aclcats.TABLE:
-            return None  # unknown: the command's own error answers it
-        if not user.may_run(name):
-            text = f"User {user.name} has no permissions to run the '{name}' command"
-            return Denial("command", name, text)
-        if user.keys == ALL_KEYS:  # `~*` (allkeys) is alone when present: every key is ok
-            return None
-        for key, need in aclcats.keys_of(name, argv):
-            if not user.key_ok(key, need):
-                obj = key.decode("utf-8", "replace")
-                return Denial("key", obj, "No permissions to access a key")
-        return None
+        if name not in aclcats.TABLE or name in NO_AUTH:
+            return None  # unknown: the command's own error answers it; AUTH ...: always
+        keys: list[tuple[bytes, str]] | None = None  # found once a selector needs them
+        found: tuple[tuple[int, int], Denial] | None = None
+        for sel in (user, *user.selectors):
+            if sel.allkeys and sel.may_run(name, argv):
+                return None  # `~*`: every key is ok
+            keys = aclcats.keys_of(name, argv) if keys is None else keys
+            denied = _refusal(sel, user.name, name, argv, keys)
+            if denied is None:
+                return None
+            if found is None or denied[0] > found[0]:
+                found = denied
+        assert found is not None
+        return found[1]
 
     def note(self, denial: Denial, username: str, context: str, client_info: str,
              now_ms: int) -> None:  # fmt: skip
-        """Record a denial in ACL LOG (a repeat of the newest similar entry within 60 s is
-        counted in it, as Redis's ACLLogMatchEntry)."""
-        for entry in self.log:
+        """Record a denial in ACL LOG: a repeat of a similar entry within 60 s is counted in
+        it, which becomes the newest (as Redis's ACLLogMatchEntry)."""
+        for i, entry in enumerate(self.log):
             same = (entry.reason, entry.context, entry.object, entry.username) == (
                 denial.reason, context, denial.object, username)  # fmt: skip
             if same and now_ms - entry.updated_ms < 60_000:
                 entry.count += 1
                 entry.updated_ms = now_ms
                 entry.client_info = client_info
+                self.log.insert(0, self.log.pop(i))
                 return
         entry = LogEntry(1, denial.reason, context, denial.object, username, now_ms, now_ms,
                          client_info, self._entries)  # fmt: skip
         self._entries += 1
         self.log.insert(0, entry)
         del self.log[self.log_max_len :]
+
+
+# WARNING: the commands flagged no_auth in server/resp/commandinfo.py (a unit test compares).
+# Redis checks no rule for them: any user, even `off` or `-@all` (an anonymous connection is
+# the default user), may run them, so AUTH works when the default user may run nothing.
+NO_AUTH = frozenset({"auth", "hello", "quit", "reset"})
+
+
+def _refusal(
+    sel: Selector, username: str, name: str, argv: list[bytes], keys: list[tuple[bytes, str]]
+) -> tuple[tuple[int, int], Denial] | None:
+    """None if `sel` allows argv; else how far it got (command 1, key 2 with the key's
+    index) and the denial."""
+    if not sel.may_run(name, argv):
+        text = f"User {username} has no permissions to run the '{name}' command"
+        return (1, 0), Denial("command", name, text)
+    for i, (key, need) in enumerate(keys):
+        if not sel.key_ok(key, need):
+            obj = key.decode("utf-8", "replace")
+            return (2, i), Denial("key", obj, "No permissions to access a key")
+    return None
+
+
+def dryrun_text(denial: Denial, username: str) -> str:
+    """ACL DRYRUN's reply for a denial: Redis's verbose text, naming the key."""
+    if denial.reason == "key":
+        return f"User {username} has no permissions to access the '{denial.object}' key"
+    return denial.message
 
 
 def auth_denial() -> Denial:

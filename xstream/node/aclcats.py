@@ -81,8 +81,8 @@ OTHERS: dict[str, tuple[str, ...]] = {
     "replicaof": _ADMIN,
 }
 # The ACL subcommands not listed above are @admin @slow @dangerous.
-ACL_SUBCOMMANDS = ("cat", "deluser", "genpass", "getuser", "help", "list", "load", "log",
-                   "save", "setuser", "users", "whoami")  # fmt: skip
+ACL_SUBCOMMANDS = ("cat", "deluser", "dryrun", "genpass", "getuser", "help", "list", "load",
+                   "log", "save", "setuser", "users", "whoami")  # fmt: skip
 CLIENT_SUBCOMMANDS = ("id", "getname", "setname", "setinfo", "info", "list", "kill", "help",
                       "no-evict", "no-touch", "reply")  # fmt: skip
 

@@ -43,7 +43,8 @@ from xstream.engine import NULL_ARRAY, Engine, Result, StreamError
 from xstream.engine.commands import Command, lookup
 from xstream.engine.context import BlockSpec
 from xstream.engine.reply import Reply, Status
-from xstream.node import infotext, servercmds, slices
+from xstream.node import infotext, servercmds, slices, users
+from xstream.node.acl import Acl
 from xstream.node.backlog import Backlog
 from xstream.node.batch import Batch
 from xstream.node.concern import WriteConcern
@@ -113,6 +114,7 @@ class Node(ABC):
         # blocked reads per (db, key), in the order they blocked (Redis serves them so)
         self._waiters: dict[Waited, dict[asyncio.Future[bytes], None]] = {}
         self.watches = Watches()  # WATCHed (db, key)s of the RESP connections
+        self.acl = Acl()  # the node's users: the host's, kept across roles (users.py)
         # the (db, key)s of blocked reads that wake when a key is deleted (XREADGROUP's on_nokey)
         self._nokey: dict[asyncio.Future[bytes], list[Waited]] = {}
 
@@ -248,6 +250,29 @@ class Node(ABC):
     ) -> Reply:
         """One command of a pipeline."""
         return (await self.execute(argv, concern, client_offset, db))[0]
+
+    # ------------------------------------------------------------ users (users.py)
+
+    def apply_record(self, effects: list[Argv]) -> Result:
+        """Apply one record of the stream: a users record to the users, any other to the
+        engine (its signaled and touched keys in the Result)."""
+        if users.is_users_record(effects):
+            users.install(self.acl, users.applied(self.acl.users, effects))
+            return Result(None)
+        return self.engine.apply_record(effects)
+
+    def change_users(self, effects: list[Argv]) -> int:
+        """Log and ship a users record (ACL SETUSER, DELUSER, LOAD), then apply it; the
+        offset after it (settle it as a write). Raises this node's refusal of writes (a
+        replica's READONLY, MISCONF, ...) first, even for no effects (nothing to log: the
+        check alone, as a write that changes nothing is still refused): nothing changes."""
+        self.check_writes()
+        assert not effects, f"a {self.role} that takes writes logs users records"
+        return self.offset
+
+    def snapshot_meta(self) -> dict[str, Any]:
+        """What a snapshot file holds beside the engine's data: the replid, the users."""
+        return {"replid": self.replid, **users.meta(self.acl)}
 
     # ------------------------------------------------------------ batches and transactions
 
@@ -431,6 +456,7 @@ class Node(ABC):
         through this node re-parks through it); a primary fails them instead (Primary)."""
         to._waiters, to._nokey = self._waiters, self._nokey
         to.watches = self.watches
+        to.acl = self.acl
 
     @property
     def blocked_clients(self) -> int:
@@ -450,7 +476,7 @@ class Node(ABC):
         mark = STATS.saving()
         ok = False
         try:
-            snap = self.store.begin_snapshot(self.engine, {"replid": self.replid})
+            snap = self.store.begin_snapshot(self.engine, self.snapshot_meta())
             await asyncio.get_running_loop().run_in_executor(None, self.store.finish_snapshot, snap)
             ok = True
         finally:

@@ -31,6 +31,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from xstream import engine
+
 from .stats import STATS
 
 VERSION = "8.8.0"  # the Redis whose stream commands the engine answers exactly
@@ -67,6 +69,7 @@ def _server(info: dict[str, Any]) -> list[tuple[str, object]]:
         ("executable", sys.argv[0] if sys.argv else ""),
         ("config_file", ""),
         ("xstream_node", info["name"]),
+        ("xstream_engine", "compiled" if engine.COMPILED else "pure"),  # engine/native.py
     ]
 
 

@@ -35,7 +35,7 @@ from xstream.engine.glob import match
 from xstream.engine.ids import string2ll
 from xstream.engine.reply import OK, Reply, ReplyMap, Status
 
-from . import serverconfig
+from . import serverconfig, users
 from .logs import slog
 from .stats import STATS
 
@@ -260,11 +260,12 @@ DEBUG_HELP = [
 
 def _reload(node: Node) -> None:
     """The state, rebuilt from the newest snapshot and the log up to this node's offset."""
-    fresh = Engine(node.engine.settings.base)
-    node.store.load_upto(fresh, node.offset)
-    node.engine.adopt(fresh)
+    replay = users.Replay(Engine(node.engine.settings.base))
+    node.store.load_upto(replay.engine, node.offset, replay.record, replay.snapshot)
+    node.engine.adopt(replay.engine)
+    users.rebuilt(node.acl, replay.users)
     node.wake_all()
-    slog("debug_reload", offset=node.offset, keys=len(fresh.keyspace))
+    slog("debug_reload", offset=node.offset, keys=len(replay.engine.keyspace))
 
 
 # ---------------------------------------------------------------- SHUTDOWN, WAITAOF

@@ -140,10 +140,12 @@ class Store:
         apply: Callable[[list[list[bytes]]], object],
         set_aside: bool = False,
         dry_run: bool = False,
+        on_meta: Callable[[dict[str, Any]], None] | None = None,
     ) -> Recovery:
-        """Load the newest snapshot into `engine`, replay the segments after it through
-        `apply` (a record's effects at a time: Engine.apply_record), cut a torn tail, and open
-        the last segment for appending.
+        """Load the newest snapshot into `engine` (its meta to `on_meta`, before anything is
+        replayed: the users, users.Replay), replay the segments after it through `apply` (a
+        record's effects at a time: Engine.apply_record, users.Replay.record), cut a torn
+        tail, and open the last segment for appending.
 
         Damage (damage.py) raises CorruptLog with nothing on disk changed, or with `set_aside`
         is moved aside: the state is the data before it and `Recovery.damage` says what.
@@ -151,7 +153,7 @@ class Store:
         self._dry_run = dry_run
         rec = Recovery()
         snaps = self.snapshots()
-        if snaps and not self._recover_snapshot(engine, snaps[-1], rec, set_aside):
+        if snaps and not self._recover_snapshot(engine, snaps[-1], rec, set_aside, on_meta):
             return self._opened(rec)
         segments = [p for p in self.segments() if _offset_of(p) >= rec.offset]
         for i, path in enumerate(segments):
@@ -177,10 +179,19 @@ class Store:
             break
         return self._opened(rec)
 
-    def _recover_snapshot(self, engine: Engine, path: Path, rec: Recovery, set_aside: bool) -> bool:
+    def _recover_snapshot(
+        self,
+        engine: Engine,
+        path: Path,
+        rec: Recovery,
+        set_aside: bool,
+        on_meta: Callable[[dict[str, Any]], None] | None,
+    ) -> bool:
         """Load the newest snapshot; False if it was damaged and set aside (state empty)."""
         try:
             rec.meta = self._load_snapshot(engine, path)
+            if on_meta is not None:
+                on_meta(rec.meta)
         except (SnapshotError, ValueError, OSError, struct.error) as e:
             damage = Damage(path.name, 0, _offset_of(path), f"unreadable snapshot: {e}")
             later = [p for p in self.segments() if _offset_of(p) >= _offset_of(path)]
@@ -282,13 +293,23 @@ class Store:
             f.truncate(size)
             os.fsync(f.fileno())
 
-    def load_upto(self, engine: Engine, end: int) -> list[bytes]:
+    def load_upto(
+        self,
+        engine: Engine,
+        end: int,
+        apply: Callable[[list[list[bytes]]], object] | None = None,
+        on_meta: Callable[[dict[str, Any]], None] | None = None,
+    ) -> list[bytes]:
         """Rebuild `engine` from the snapshot and the log up to `end` (a record boundary at or
-        after the snapshot) without touching the files; the log bytes after the snapshot."""
+        after the snapshot) without touching the files; the log bytes after the snapshot.
+        `apply` and `on_meta` as `recover`'s (default: engine.apply_record, no meta)."""
+        apply = apply or engine.apply_record
         snaps = [p for p in self.snapshots() if _offset_of(p) <= end]
         offset = 0
         if snaps:
-            self._load_snapshot(engine, snaps[-1])
+            meta = self._load_snapshot(engine, snaps[-1])
+            if on_meta is not None:
+                on_meta(meta)
             offset = _offset_of(snaps[-1])
         tail: list[bytes] = []
         for path in self.segments():
@@ -298,7 +319,7 @@ class Store:
             with path.open("rb") as f:
                 data = f.read(end - base)
             for start, stop in records.scan(data):
-                engine.apply_record(records.decode_payload(records.payload(data, start, stop)))
+                apply(records.decode_payload(records.payload(data, start, stop)))
             tail.append(data)
             offset = base + len(data)
         assert offset == end, (offset, end)

@@ -62,6 +62,7 @@ class NodeConfig:
     # A replica's (and an elected node's) credentials on its link to the primary.
     primary_user: str = ""
     primary_password: str = ""
+    primary_password_file: Path | None = None  # read into primary_password at start
 
 
 def tls_files(cfg: NodeConfig) -> TlsFiles | None:
@@ -92,6 +93,22 @@ def node_acl(cfg: NodeConfig) -> Acl:
         except ValueError as e:
             raise ConfigError(f"--aclfile: {e}".rstrip()) from None
     return acl
+
+
+def read_primary_password(cfg: NodeConfig) -> None:
+    """--primary-password-file: the link's password is the file's first line (a secret
+    mounted as a file: deploy/ gives it so, never in argv or the environment)."""
+    if cfg.primary_password_file is None:
+        return
+    try:
+        text = cfg.primary_password_file.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read --primary-password-file {cfg.primary_password_file}: "
+                          f"{e}") from None  # fmt: skip
+    lines = text.splitlines()
+    if not lines or not lines[0]:
+        raise ConfigError(f"--primary-password-file {cfg.primary_password_file} is empty")
+    cfg.primary_password = lines[0]
 
 
 def check_exposure(cfg: NodeConfig, tls: bool, password: bool = False) -> None:

@@ -31,8 +31,8 @@ import asyncio
 import enum
 from typing import TypeVar
 
-from xstream.engine import Engine
-from xstream.node import replids
+from xstream.engine import Engine, StreamError
+from xstream.node import replids, users
 from xstream.node.acl import Acl
 from xstream.node.backlog import Backlog
 from xstream.node.base import Node
@@ -121,8 +121,11 @@ def replica_from(cfg: NodeConfig, engine: Engine, store: Store, rec: Recovery) -
 
 
 class Host:
-    def __init__(self, cfg: NodeConfig, node: Primary | Replica) -> None:
+    def __init__(self, cfg: NodeConfig, node: Primary | Replica, acl: Acl | None = None) -> None:
         self.cfg = cfg
+        # The node's users (every edge checks them): one object kept across roles, which
+        # users records, snapshots and full syncs change in place (node/users.py).
+        self.acl = acl or Acl()
         self.address = ""  # host:port served, once bound
         # Elected by a coordinator: a new primary acknowledges nothing until the coordinator
         # grants it a lease deadline (Primary.lease_until); in manual mode it never lapses.
@@ -132,7 +135,6 @@ class Host:
         self._link: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         self.tls: Tls | None = None  # the node's TLS material: the link dials with it
-        self.acl = Acl()  # the node's users (every edge checks them); kept across roles
         METRICS.offset.set_function(lambda: self.node.offset)  # read at scrape time
 
     def _link_auth(self) -> tuple[tuple[str, str], ...]:
@@ -150,6 +152,7 @@ class Host:
         """`node`, bound by this host's request limits (every role serves the same)."""
         node.limits = limits_of(self.cfg)
         node.debug_command = self.cfg.enable_debug_command == "yes"
+        node.acl = self.acl
         return node
 
     @property
@@ -217,7 +220,21 @@ class Host:
         node.hand_over(primary)
         slog("promoted", epoch=state.epoch, offset=offset, replid=primary.replid,
              replid2=primary.replid2, backlog_start=primary.backlog.start)  # fmt: skip
+        self._own_users_to_data(primary)
         return primary
+
+    def _own_users_to_data(self, primary: Primary) -> None:
+        """A node promoted while serving its own config's users (it never synced) logs them:
+        a primary's users are data (node/users.py: the base of a history). On a failing
+        disk they still serve, from memory, and full syncs carry them."""
+        if self.acl.from_data or users.same(self.acl.users, users.builtin()):
+            return
+        try:
+            primary.log_users(users.load_effects(self.acl.users))
+        except StreamError as e:
+            slog("users_not_logged", level="error", error=e.message)
+            return
+        slog("users_logged", reason="promoted", users=len(self.acl.users))
 
     # ------------------------------------------------------------ replica of
 

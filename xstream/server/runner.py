@@ -22,7 +22,9 @@ TLS (cfg.tls_*): one node/tls.Tls serves every endpoint: the gRPC port (tlsgrpc.
 RESP port, the metrics endpoint, the replica's link and the etcd client. It is reloaded on
 SIGHUP and when a file changes (polled every POLL_SECONDS); open connections keep theirs.
 Without TLS and without a password, a node refuses a non-loopback address unless cfg.insecure
-(config.check_exposure). Users: config.node_acl (--requirepass, --aclfile), held by the Host.
+(config.check_exposure). Users: replicated state (node/users.py), recovered with the data;
+the config's (config.node_acl: --requirepass, --aclfile) seed them, and a primary started
+with a changed config applies it (`primary_users`). The Host holds them across roles.
 """
 
 from __future__ import annotations
@@ -31,18 +33,20 @@ import asyncio
 import contextlib
 import signal
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import grpc
 
 from xstream.engine import Engine, EngineConfig
-from xstream.node import heap, logs, metrics
+from xstream.node import heap, logs, metrics, users
+from xstream.node.acl import Acl
 from xstream.node.base import Node
 from xstream.node.expiry import run_active_expiry
 from xstream.node.infotext import event_loop
 from xstream.node.logs import slog
 from xstream.node.stats import STATS
-from xstream.node.store import Store
+from xstream.node.store import Recovery, Store
 from xstream.node.tls import POLL_SECONDS, Tls
 from xstream.primary.primary import Primary
 from xstream.primary.replication import ReplicationService
@@ -50,7 +54,7 @@ from xstream.replica.replica import Replica
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
-from .config import NodeConfig, check_exposure, node_acl, tls_files
+from .config import NodeConfig, check_exposure, node_acl, read_primary_password, tls_files
 from .host import Host, primary_from, replica_from
 from .resp import server as resp_server
 from .service import create_server
@@ -179,10 +183,9 @@ async def watch_disk(host: Host, store: Store, every: float = 1.0) -> None:
             slog("disk_resume_failed", level="error", error=e.strerror or str(e))
 
 
-def _host(cfg: NodeConfig, node: Primary | Replica, tls: Tls | None) -> Host:
-    host = Host(cfg, node)
+def _host(cfg: NodeConfig, node: Primary | Replica, tls: Tls | None, acl: Acl) -> Host:
+    host = Host(cfg, node, acl)
     host.tls = tls
-    host.acl = node_acl(cfg)
     return host
 
 
@@ -190,12 +193,66 @@ def _store(cfg: NodeConfig) -> Store:
     return Store(cfg.data_dir, cfg.fsync, cfg.disk_reserve_bytes)
 
 
+def _recover(
+    cfg: NodeConfig, store: Store, set_aside: bool
+) -> tuple[Engine, Recovery, users.Users | None]:
+    """The data set and the users (None: the data holds none) the data directory holds."""
+    replay = users.Replay(_engine(cfg))
+    rec = store.recover(replay.engine, replay.record, set_aside, on_meta=replay.snapshot)
+    return replay.engine, rec, replay.users
+
+
+async def primary_users(primary: Primary, acl: Acl, found: users.Users | None) -> None:
+    """A starting primary's users (node/users.py): its config's (`acl`, from --requirepass
+    and --aclfile) are logged as a LOAD when the data holds none and they are not the
+    built-in default, or when the config changed since this node last started and differs
+    from the data's; otherwise the data's stand. The record is fsynced before anything is
+    served (a rollback to before it would serve the built-in default)."""
+    directory = primary.store.dir
+    fp = users.fingerprint(acl.users)
+    changed = users.last_config(directory) != fp
+    if found is None and users.same(acl.users, users.builtin()):
+        reason = ""
+    elif found is None:
+        reason = "seed"
+    elif changed and not users.same(acl.users, found):
+        reason = "config_changed"
+    else:
+        users.install(acl, found)
+        reason = ""
+    if reason:
+        offset = primary.log_users(users.load_effects(acl.users))
+        await primary.store.fsync_to(offset)
+        slog("users_logged", reason=reason, users=len(acl.users), offset=offset)
+    _note_config(directory, fp)
+
+
+def _note_config(directory: Path, fp: str) -> None:
+    """Note the config's fingerprint; a disk that cannot take it does not stop the node (the
+    next start then compares with the one noted before)."""
+    try:
+        users.note_config(directory, fp)
+    except OSError as e:
+        slog("users_config_not_noted", level="warning", error=e.strerror or str(e))
+
+
+def replica_users(replica: Replica, acl: Acl, found: users.Users | None) -> None:
+    """A starting replica's (or elected node's) users: the data's, if it holds any (its
+    primary's), else its own config's until its first sync; the config is only noted."""
+    _note_config(replica.store.dir, users.fingerprint(acl.users))
+    if found is not None:
+        slog("users_from_data", users=len(found), config_differs=not users.same(acl.users, found))
+        users.install(acl, found)
+
+
 async def start_primary(cfg: NodeConfig, tls: Tls | None = None) -> Running:
     store = _store(cfg)
-    engine = _engine(cfg)
-    rec = store.recover(engine, engine.apply_record)  # CorruptLog: no primary on damaged data
+    acl = node_acl(cfg)
+    engine, rec, found = _recover(cfg, store, False)  # CorruptLog: no primary on damaged data
     primary = primary_from(cfg, engine, store, rec)
-    running = await _serve_host(cfg, _host(cfg, primary, tls), store)
+    host = _host(cfg, primary, tls, acl)
+    await primary_users(primary, acl, found)
+    running = await _serve_host(cfg, host, store)
     slog(
         "primary_ready",
         port=running.port,
@@ -211,10 +268,11 @@ async def start_primary(cfg: NodeConfig, tls: Tls | None = None) -> Running:
 
 async def start_replica(cfg: NodeConfig, tls: Tls | None = None) -> Running:
     store = _store(cfg)
-    engine = _engine(cfg)
-    rec = store.recover(engine, engine.apply_record, set_aside=True)
+    acl = node_acl(cfg)
+    engine, rec, found = _recover(cfg, store, True)
     replica = replica_from(cfg, engine, store, rec)
-    host = _host(cfg, replica, tls)
+    host = _host(cfg, replica, tls, acl)
+    replica_users(replica, acl, found)
     running = await _serve_host(cfg, host, store)
     replica.address = host.address
     if not cfg.name:
@@ -236,11 +294,12 @@ async def start_node(cfg: NodeConfig, tls: Tls | None = None) -> Running:
     """A node under automatic failover: a replica of nobody until its coordinator decides."""
     assert cfg.etcd, "start_node needs etcd endpoints"
     store = _store(cfg)
-    engine = _engine(cfg)
-    rec = store.recover(engine, engine.apply_record, set_aside=True)
+    acl = node_acl(cfg)
+    engine, rec, found = _recover(cfg, store, True)
     replica = replica_from(cfg, engine, store, rec)
     replica.primary_address = ""
-    host = _host(cfg, replica, tls)
+    host = _host(cfg, replica, tls, acl)
+    replica_users(replica, acl, found)
     running = await _serve_host(cfg, host, store)
     replica.address = host.address
     if not cfg.name:
@@ -259,6 +318,7 @@ async def serve(cfg: NodeConfig) -> None:
     """Run a node until SIGINT/SIGTERM. Raises TlsConfigError (and OSError, ssl.SSLError)
     before anything starts when its TLS options are wrong or its address is exposed."""
     logs.configure(cfg.name or f"{cfg.role}:{cfg.port}", level=cfg.log_level)
+    read_primary_password(cfg)
     tls = node_tls(cfg)
     if cfg.metrics_port:
         metrics.serve(cfg.metrics_port, cfg.host, tls.server_context() if tls else None)

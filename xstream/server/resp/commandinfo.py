@@ -17,7 +17,7 @@ from typing import cast
 
 from xstream.engine import glob
 from xstream.engine.commands import COMMANDS, SUBCOMMANDS
-from xstream.engine.errors import StreamError, unknown_subcommand, wrong_arity
+from xstream.engine.errors import StreamError, unknown_command, unknown_subcommand, wrong_arity
 from xstream.engine.reply import Reply, ReplyMap, Status
 from xstream.node.base import SERVER_COMMANDS
 
@@ -156,6 +156,53 @@ def _table() -> dict[str, Info]:
 
 
 TABLE = _table()
+
+
+def _subcommand_arities() -> dict[str, dict[str, int]]:
+    """The edge's own containers' subcommands: container -> sub -> arity (Redis's)."""
+    acl = {n.decode().lower(): arity for n, (_, arity) in aclcommands.SUBCOMMANDS.items()}
+    client = {n.decode(): arity for n, (_, arity) in cc.CLIENT_SUBCOMMANDS.items()}
+    return {"acl": acl, "client": client}
+
+
+_EDGE_SUBS = _subcommand_arities()
+
+
+def find(argv: list[bytes]) -> tuple[str, int] | None:
+    """Redis's lookupCommand: the fullname and arity of the command argv names (a
+    container's subcommand when one follows it), or None if there is no such command."""
+    name = argv[0].decode("utf-8", "replace").lower()
+    info = TABLE.get(name)
+    if info is None:
+        return None
+    subs = _EDGE_SUBS.get(name)
+    if len(argv) < 2 or not (info.subcommands or subs):
+        return name, info.arity
+    sub = argv[1].decode("utf-8", "replace").lower()
+    if subs is not None:
+        arity = subs.get(sub)
+        return None if arity is None else (f"{name}|{sub}", arity)
+    for s in info.subcommands:
+        if s.name == f"{name}|{sub}":
+            return s.name, s.arity
+    return None
+
+
+def check(argv: list[bytes]) -> None:
+    """What Redis checks before NOAUTH and NOPERM (processCommand): an unknown command or
+    subcommand, a wrong number of arguments; StreamError with Redis's line."""
+    found = find(argv)
+    if found is None:
+        name = argv[0].decode("utf-8", "replace").lower()
+        if len(argv) > 1 and (name in _EDGE_SUBS or TABLE.get(name, _NONE).subcommands):
+            raise unknown_subcommand(argv[0], argv[1])
+        raise unknown_command(argv)
+    fullname, arity = found
+    if not (len(argv) == arity if arity >= 0 else len(argv) >= -arity):
+        raise wrong_arity(fullname)
+
+
+_NONE = Info("", 0, (), 0, 0, 0, "")
 
 
 def _info(argv: list[bytes]) -> Reply:

@@ -42,6 +42,9 @@ class Conn:
     buffers: Callable[[Session], tuple[int, int]]  # (query, output) bytes of a connection
     check_db: Callable[[bytes], int]  # a database index, or SELECT's errors (Engine.check_db)
     acl: Acl = field(default_factory=Acl)  # the node's users (shared by every connection)
+    # Logs and applies a users record (Node.change_users: the node of the moment's; a
+    # replica refuses it with READONLY); the default changes `acl` alone (no node: tests).
+    change_users: Callable[[list[list[bytes]]], object] | None = None
 
 
 EdgeReply = Reply | Verbatim
@@ -222,7 +225,7 @@ def _line(conn: Conn, session: Session) -> str:
 
 
 def _client_info(conn: Conn, argv: list[bytes]) -> EdgeReply:
-    return Verbatim((_line(conn, conn.session) + "\n").encode())
+    return Verbatim((_line(conn, conn.session) + "\n").encode("utf-8", "surrogateescape"))
 
 
 def _client_list(conn: Conn, argv: list[bytes]) -> EdgeReply:
@@ -243,7 +246,8 @@ def _client_list(conn: Conn, argv: list[bytes]) -> EdgeReply:
             i = len(argv)
         else:
             raise StreamError("syntax error")
-    return Verbatim("".join(_line(conn, s) + "\n" for s in chosen).encode())
+    text = "".join(_line(conn, s) + "\n" for s in chosen)
+    return Verbatim(text.encode("utf-8", "surrogateescape"))
 
 
 def _client_kill(conn: Conn, argv: list[bytes]) -> EdgeReply:

@@ -68,13 +68,18 @@ def _check(node: Node, argv: list[bytes]) -> None:
         node.check_writes()  # READONLY, MISCONF, NOREPLICAS: refused when queued, as Redis
 
 
-def refused(session: Session, node: Node, name: bytes) -> None:
-    """A command refused before it ran (NOAUTH, NOPERM) inside MULTI: EXEC is aborted at
-    once, anything else fails the transaction (Redis's rejectCommand)."""
+def refused(session: Session, node: Node, name: bytes, error: StreamError) -> StreamError:
+    """The error to answer for a command refused before it ran (unknown, wrong arity,
+    NOAUTH, NOPERM), as Redis's rejectCommand: a refused EXEC is `EXECABORT ... because of:
+    <error>` (in MULTI or not), and ends the transaction; anything else inside MULTI fails
+    it (EXEC then aborts)."""
     if name == b"EXEC":
-        discard(session, node)
-    else:
+        if session.queued is not None:
+            discard(session, node)
+        return _abort(error.message if error.prefix == "ERR" else error.line)
+    if session.queued is not None:
         session.queue_failed = True
+    return error
 
 
 def discard(session: Session, node: Node) -> None:
@@ -90,12 +95,7 @@ async def run(name: bytes, argv: list[bytes], session: Session, node: Node, conn
     arity = ARITY[name]
     if not (len(argv) == arity if arity >= 0 else len(argv) >= -arity):
         e = wrong_arity(name.decode().lower())
-        if session.queued is not None:
-            if name == b"EXEC":  # rejectCommand on EXEC aborts the transaction at once
-                discard(session, node)
-                return encode_error(_abort(e.message))
-            session.queue_failed = True
-        raise e
+        raise refused(session, node, name, e)
     if name == b"EXEC":
         return await _exec(session, node, conn)
     return encode(_simple(name, argv, session, node), session.proto)

@@ -46,15 +46,15 @@ def _canonical(argv: Any) -> bytes | None:
     if type(argv) is not list:
         return None
     n = len(argv)
-    out = [_ARRAY_HDR[n] if n < _SHARED_HDRS else b"*%d\r\n" % n]
+    out = [_ARRAY_HDR[n] if n < _SHARED_HDRS else b"*%d" % n]
     append = out.append
     try:
         for arg in argv:
             m = len(arg)
-            append(_BULK_HDR[m] if m < _SHARED_HDRS else b"$%d\r\n" % m)
+            append(_BULK_HDR[m] if m < _SHARED_HDRS else b"$%d" % m)
             append(arg)
-            append(b"\r\n")
-        return b"".join(out)
+        append(b"")
+        return b"\r\n".join(out)
     except TypeError:
         return None
 

@@ -43,13 +43,13 @@ from typing import Protocol, cast
 
 from xstream.engine.commands import SUBCOMMANDS
 from xstream.engine.errors import StreamError
-from xstream.node import slices
-from xstream.node.acl import ALL_KEYS, Acl
+from xstream.node import aclcats, slices
+from xstream.node.acl import Acl
 from xstream.node.base import Node
 from xstream.node.logs import slog
 from xstream.node.stats import STATS
 
-from . import longreply, multi
+from . import commandinfo, longreply, multi
 from .aclcommands import allowed, gate, user_of
 from .codec import ProtocolError, encode, encode_bulk, encode_error
 from .commandinfo import EDGE_COMMANDS
@@ -143,6 +143,7 @@ class RespConnection(asyncio.Protocol):
             server.buffers,
             lambda index: server.served.node.engine.check_db(index),  # noqa: PLW0108 (the node of the moment)
             server.served.acl,
+            lambda effects: server.served.node.change_users(effects),  # noqa: PLW0108 (the node of the moment)
         )
         session.authenticated = not server.served.acl.requires_auth()
         self._task = asyncio.get_running_loop().create_task(self._run())
@@ -264,9 +265,15 @@ class RespConnection(asyncio.Protocol):
             return None  # refused by _execute, on its own
         # The same command with as many arguments needs no second look up (a command that
         # is no container is named by its first word, its arity by the count) nor, for a
-        # user with every key, a second ACL check: a pipeline of XADDs is checked once.
+        # user whose own rules allow it (not by a first argument) with every key, a second
+        # ACL check: a pipeline of XADDs is checked once.
         user = user_of(conn)
-        same = argv[0].lower() not in SUBCOMMANDS and user is not None and user.keys == ALL_KEYS
+        same = (
+            argv[0].lower() not in SUBCOMMANDS
+            and user is not None
+            and user.allkeys
+            and aclcats.fullname(argv) in user.allowed
+        )
         head, argc = argv[0], len(argv)
         batch = [argv]
         while len(batch) < MAX_BATCH:
@@ -314,20 +321,28 @@ class RespConnection(asyncio.Protocol):
         STATS.command()
         try:
             assert self.conn is not None
-            refused = gate(self.conn, argv, "multi" if session.queued is not None else "toplevel")
+            try:  # Redis's order: unknown or wrong arity, then NOAUTH, then NOPERM
+                commandinfo.check(argv)
+                context = "multi" if session.queued is not None else "toplevel"
+                refused = gate(self.conn, argv, context)
+            except StreamError as e:
+                refused = e
             if refused is not None:
-                if session.queued is not None:
-                    multi.refused(session, node, name)
-                raise refused
+                raise multi.refused(session, node, name, refused)
             if multi.queues(session, name):
                 return [encode(multi.queue(session, node, argv), session.proto)]
+            before = node.offset
             if name in multi.TRANSACTION_COMMANDS:
-                return [await multi.run(name, argv, session, node, self.conn)]
+                encoded = await multi.run(name, argv, session, node, self.conn)
+                await _settle_users(node, before)
+                return [encoded]
             if name == b"RESET":
                 multi.discard(session, node)
             edge = EDGE_COMMANDS.get(name)
             if edge is not None:
-                return [encode_edge(edge(self.conn, argv), session.proto)]
+                edge_reply = edge(self.conn, argv)
+                await _settle_users(node, before)
+                return [encode_edge(edge_reply, session.proto)]
             if slices.slices_for(argv, node.limits):
                 with slices.gc_paused():  # until its reply is encoded
                     reply, _ = await node.execute(argv, db=session.db)
@@ -348,6 +363,14 @@ class RespConnection(asyncio.Protocol):
         except StreamError as e:
             STATS.error(e.line)
             return [encode_error(e)]
+
+
+async def _settle_users(node: Node, before: int) -> None:
+    """An edge command that logged a users record (ACL SETUSER, ...) is settled as a write
+    (fsync policy, lease) before its reply; MISCONF or LEASELOST answer instead. EXEC's
+    own record was settled by the node already: settling again returns at once."""
+    if node.offset != before:
+        await node.settle(node.offset, None)
 
 
 def _address(addr: object) -> str:

@@ -517,18 +517,20 @@ class Continue(_message.Message):
     def __init__(self, replid: _Optional[str] = ..., offset: _Optional[int] = ..., epoch: _Optional[int] = ..., history: _Optional[_Iterable[_Union[EpochEntry, _Mapping]]] = ...) -> None: ...
 
 class FullSync(_message.Message):
-    __slots__ = ("replid", "offset", "size", "epoch", "history")
+    __slots__ = ("replid", "offset", "size", "epoch", "history", "users")
     REPLID_FIELD_NUMBER: _ClassVar[int]
     OFFSET_FIELD_NUMBER: _ClassVar[int]
     SIZE_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     HISTORY_FIELD_NUMBER: _ClassVar[int]
+    USERS_FIELD_NUMBER: _ClassVar[int]
     replid: str
     offset: int
     size: int
     epoch: int
     history: _containers.RepeatedCompositeFieldContainer[EpochEntry]
-    def __init__(self, replid: _Optional[str] = ..., offset: _Optional[int] = ..., size: _Optional[int] = ..., epoch: _Optional[int] = ..., history: _Optional[_Iterable[_Union[EpochEntry, _Mapping]]] = ...) -> None: ...
+    users: bytes
+    def __init__(self, replid: _Optional[str] = ..., offset: _Optional[int] = ..., size: _Optional[int] = ..., epoch: _Optional[int] = ..., history: _Optional[_Iterable[_Union[EpochEntry, _Mapping]]] = ..., users: _Optional[bytes] = ...) -> None: ...
 
 class SnapshotChunk(_message.Message):
     __slots__ = ("data",)
