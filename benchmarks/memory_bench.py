@@ -29,33 +29,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import redis
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_for(what: str, check: Callable[[], bool], timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if check():
-                return
-        except (redis.exceptions.ConnectionError, redis.exceptions.ResponseError):
-            pass
-        time.sleep(0.1)
-    raise RuntimeError(f"{what}: not within {timeout} s")
+from sides import RedisSide, Side, XstreamSide, wait_for
 
 
 def status_kib(pid: int, field: str) -> int:
@@ -69,106 +49,30 @@ def rss_mb(pid: int) -> float:
     return status_kib(pid, "VmRSS") / 1024
 
 
-class Side:
-    """A primary and its replicas of one kind, started as processes."""
-
-    def __init__(self, name: str, tmp: Path) -> None:
-        self.name = name
-        self.tmp = tmp
-        self.procs: list[subprocess.Popen[bytes]] = []
-        self.ports: list[int] = []  # RESP ports, the primary's first
-
-    @property
-    def port(self) -> int:
-        return self.ports[0]
-
-    def spawn(self, argv: list[str]) -> None:
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        self.procs.append(proc)
-
-    def answers(self, port: int) -> bool:
-        assert all(p.poll() is None for p in self.procs), f"{self.name}: a server exited"
-        return bool(redis.Redis(port=port, socket_timeout=1).ping())
-
-    def quiet(self) -> bool:
-        """No background save running on any of them."""
-        return all(
-            not redis.Redis(port=p).info("persistence").get("rdb_bgsave_in_progress", 0)
-            for p in self.ports
-        )
-
-    def caught_up(self) -> bool:
-        end = redis.Redis(port=self.port).info("replication")["master_repl_offset"]
-        return all(
-            redis.Redis(port=p).info("replication").get("slave_repl_offset", -1) >= end
-            for p in self.ports[1:]
-        )
-
-    def settle(self) -> list[float]:
-        """Each process's RSS (MB) once replicas caught up, saves ended and RSS is steady."""
-        wait_for(f"{self.name}'s replicas caught up", self.caught_up, 300)
-        wait_for(f"{self.name}'s saves done", self.quiet, 300)
-        last = [rss_mb(p.pid) for p in self.procs]
-        for _ in range(20):
-            time.sleep(0.5)
-            now = [rss_mb(p.pid) for p in self.procs]
-            if all(abs(a - b) < 0.5 for a, b in zip(now, last, strict=True)):
-                return now
-            last = now
-        return last
-
-    def peaks(self) -> list[float]:
-        return [status_kib(p.pid, "VmHWM") / 1024 for p in self.procs]
-
-    def stop(self) -> None:
-        for proc in reversed(self.procs):
-            proc.terminate()
-        for proc in self.procs:
-            proc.wait(30)
+def quiet(side: Side) -> bool:
+    """No background save running on any of the side's servers."""
+    return all(
+        not redis.Redis(port=p).info("persistence").get("rdb_bgsave_in_progress", 0)
+        for p in side.ports
+    )
 
 
-class XstreamSide(Side):
-    def __init__(self, tmp: Path, replicas: int, extra: list[str]) -> None:
-        super().__init__("xstream", tmp)
-        grpc, port = free_port(), free_port()
-        common = ["--fsync", "everysec", "--log-level", "warning", *extra]
-        self.spawn([sys.executable, "-m", "xstream.cli", "primary", "--port", str(grpc),
-                    "--resp-port", str(port), "--data-dir", str(tmp / "xp"), *common])  # fmt: skip
-        self.ports.append(port)
-        wait_for("the xstream primary", lambda: self.answers(port))
-        for i in range(replicas):
-            rport = free_port()
-            self.spawn([sys.executable, "-m", "xstream.cli", "replica", "--port", str(free_port()),
-                        "--primary", f"127.0.0.1:{grpc}", "--resp-port", str(rport),
-                        "--data-dir", str(tmp / f"xr{i}"), *common])  # fmt: skip
-            self.ports.append(rport)
-        _attached(self, replicas)
+def settle(side: Side) -> list[float]:
+    """Each process's RSS (MB) once replicas caught up, saves ended and RSS is steady."""
+    wait_for(f"{side.name}'s replicas caught up", side.replicas_caught_up, 300)
+    wait_for(f"{side.name}'s saves done", lambda: quiet(side), 300)
+    last = [rss_mb(p.pid) for p in side.procs]
+    for _ in range(20):
+        time.sleep(0.5)
+        now = [rss_mb(p.pid) for p in side.procs]
+        if all(abs(a - b) < 0.5 for a, b in zip(now, last, strict=True)):
+            return now
+        last = now
+    return last
 
 
-class RedisSide(Side):
-    def __init__(self, tmp: Path, replicas: int) -> None:
-        super().__init__("redis", tmp)
-        self.ports.append(self._server(0, []))
-        for i in range(replicas):
-            self.ports.append(self._server(i + 1, ["--replicaof", "127.0.0.1", str(self.port)]))
-        _attached(self, replicas)
-
-    def _server(self, i: int, extra: list[str]) -> int:
-        port = free_port()
-        (self.tmp / f"r{i}").mkdir()
-        self.spawn(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                    "--appendonly", "yes", "--appendfsync", "everysec",
-                    "--dir", str(self.tmp / f"r{i}"), *extra])  # fmt: skip
-        wait_for("a redis-server", lambda: self.answers(port))
-        return port
-
-
-def _attached(side: Side, n: int) -> None:
-    for port in side.ports[1:]:
-        wait_for(f"a {side.name} replica", lambda port=port: side.answers(port))  # type: ignore[misc]
-    info = lambda: redis.Redis(port=side.port).info("replication")  # noqa: E731
-    wait_for(f"{n} {side.name} replicas attached", lambda: info()["connected_slaves"] == n)
-    wait_for(f"{side.name}'s replicas in sync", side.caught_up, 120)
+def peaks(side: Side) -> list[float]:
+    return [status_kib(p.pid, "VmHWM") / 1024 for p in side.procs]
 
 
 def load(port: int, start: int, entries: int) -> float:
@@ -187,11 +91,11 @@ def load(port: int, start: int, entries: int) -> float:
 
 def measure(side: Side, first: int, total: int) -> tuple[list[float], ...]:
     """Each process's RSS idle, after `first` entries and after `total`."""
-    idle = side.settle()
+    idle = settle(side)
     load(side.port, 0, first)
-    at1 = side.settle()
+    at1 = settle(side)
     load(side.port, first, total - first)
-    at3 = side.settle()
+    at3 = settle(side)
     return idle, at1, at3
 
 
@@ -208,7 +112,7 @@ def report(sides: list[Side], rows: dict[str, tuple[list[float], ...]], n1: int,
             g3 = (at3[j] - at1[j]) * 2**20 / (n3 - n1)
             growth.setdefault(role, []).append((g1, g3))
             print(f"{side.name + ' ' + role:18} {idle[j]:8.1f} {at1[j]:8.1f} {at3[j]:8.1f} "
-                  f"{side.peaks()[j]:8.1f} {g1:14.1f} {g3:16.1f}")  # fmt: skip
+                  f"{peaks(side)[j]:8.1f} {g1:14.1f} {g3:16.1f}")  # fmt: skip
     for role, ((x1, x3), (r1, r3)) in growth.items():
         print(f"xstream / redis, {role}: growth over the first {m1} {x1 / r1:.2f}x, "
               f"marginal {m1}-{m3} {x3 / r3:.2f}x")  # fmt: skip
@@ -223,8 +127,10 @@ def run(args: argparse.Namespace, replicas: int) -> None:
         sides: list[Side] = []
         rows: dict[str, tuple[list[float], ...]] = {}
         try:
-            sides.append(XstreamSide(tmp, replicas, args.xstream_args))
-            sides.append(RedisSide(tmp, replicas))
+            sides.append(XstreamSide(tmp, args.xstream_args))
+            sides.append(RedisSide(tmp))
+            for side in sides:
+                side.attach_replicas(replicas)
             for side in sides:  # one at a time: the load of one does not inflate the other
                 rows[side.name] = measure(side, n1, n3)
             report(sides, rows, n1, n3)

@@ -31,7 +31,6 @@ import argparse
 import csv
 import io
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -40,123 +39,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import redis
+from sides import RedisSide, Side, XstreamSide, wait_for
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 FIELDS = ["user_id", "__rand_int__", "action", "click", "amount", "42"]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_for(what: str, check: Callable[[], bool], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if check():
-                return
-        except (redis.exceptions.ConnectionError, redis.exceptions.ResponseError):
-            pass
-        time.sleep(0.05)
-    raise RuntimeError(f"{what}: not within {timeout} s")
-
-
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime
-
-
-class Side:
-    """A primary and its replicas of one kind, started as processes."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.procs: list[subprocess.Popen[bytes]] = []
-        self.port = 0  # the primary's RESP port
-        self.replica_ports: list[int] = []
-
-    @property
-    def primary_pid(self) -> int:
-        return self.procs[0].pid
-
-    def spawn(self, argv: list[str]) -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        self.procs.append(proc)
-        return proc
-
-    def answers(self, port: int) -> bool:
-        assert all(p.poll() is None for p in self.procs), f"{self.name}: a server exited"
-        return bool(redis.Redis(port=port, socket_timeout=1).ping())
-
-    def replicas_caught_up(self) -> bool:
-        end = redis.Redis(port=self.port).info("replication")["master_repl_offset"]
-        return all(
-            redis.Redis(port=p).info("replication").get("slave_repl_offset", -1) >= end
-            for p in self.replica_ports
-        )
-
-    def stop(self) -> None:
-        for proc in reversed(self.procs):
-            proc.terminate()
-        for proc in self.procs:
-            proc.wait(15)
-
-
-class XstreamSide(Side):
-    def __init__(self, tmp: Path, event_loop: str) -> None:
-        super().__init__("xstream")
-        self.tmp = tmp
-        self.grpc = free_port()
-        self.port = free_port()
-        self.common = ["--fsync", "everysec", "--log-level", "warning", "--event-loop", event_loop]
-        self.spawn([sys.executable, "-m", "xstream.cli", "primary", "--port", str(self.grpc),
-                    "--resp-port", str(self.port), "--data-dir", str(tmp / "xp"),
-                    *self.common])  # fmt: skip
-        wait_for("the xstream primary", lambda: self.answers(self.port))
-
-    def attach_replicas(self, n: int) -> None:
-        for i in range(n):
-            port = free_port()
-            self.spawn([sys.executable, "-m", "xstream.cli", "replica", "--port", str(free_port()),
-                        "--primary", f"127.0.0.1:{self.grpc}", "--resp-port", str(port),
-                        "--data-dir", str(self.tmp / f"xr{i}"), *self.common])  # fmt: skip
-            self.replica_ports.append(port)
-        _attached(self, n)
-
-
-class RedisSide(Side):
-    def __init__(self, tmp: Path) -> None:
-        super().__init__("redis")
-        self.tmp = tmp
-        self.port = self._server(0, [])
-
-    def _server(self, i: int, extra: list[str]) -> int:
-        port = free_port()
-        (self.tmp / f"r{i}").mkdir()
-        self.spawn(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                    "--appendonly", "yes", "--appendfsync", "everysec",
-                    "--dir", str(self.tmp / f"r{i}"), *extra])  # fmt: skip
-        wait_for("a redis-server", lambda: self.answers(port))
-        return port
-
-    def attach_replicas(self, n: int) -> None:
-        for i in range(n):
-            self.replica_ports.append(self._server(i + 1, ["--replicaof", "127.0.0.1",
-                                                           str(self.port)]))  # fmt: skip
-        _attached(self, n)
-
-
-def _attached(side: Side, n: int) -> None:
-    for port in side.replica_ports:
-        wait_for(f"a {side.name} replica", lambda port=port: side.answers(port))  # type: ignore[misc]
-    wait_for(f"{n} {side.name} replicas attached", lambda: _connected(side.port) == n)
-    wait_for(f"{side.name}'s replicas in sync", side.replicas_caught_up, 120)
-
-
-def _connected(port: int) -> int:
-    return int(redis.Redis(port=port).info("replication")["connected_slaves"])
 
 
 def redis_benchmark(port: int, n: int, clients: int, pipeline: int, command: list[str]) -> float:
@@ -214,9 +105,9 @@ def run_measure(
     side: Side, run: Callable[[Side, str, int], float], key: str, k: int
 ) -> tuple[float, float]:
     """(requests per second, primary CPU microseconds per request)."""
-    before = cpu_seconds(side.primary_pid)
+    before = cpu_seconds(side.procs[0].pid)
     rate = run(side, key, k)
-    return rate, (cpu_seconds(side.primary_pid) - before) / k * 1e6
+    return rate, (cpu_seconds(side.procs[0].pid) - before) / k * 1e6
 
 
 def report(sides: list[XstreamSide | RedisSide], measure: Measure, key: str) -> None:
@@ -236,7 +127,7 @@ def main() -> int:
         tmp = Path(d)
         sides: list[XstreamSide | RedisSide] = []
         try:
-            sides.append(XstreamSide(tmp, args.event_loop))
+            sides.append(XstreamSide(tmp, ["--event-loop", args.event_loop]))
             sides.append(RedisSide(tmp))
             for side in sides:
                 fill(side.port, "benchr", 1000)
