@@ -59,7 +59,8 @@ class User(Selector):
     enabled: bool = False  # on/off; a new user is off
     nopass: bool = False  # any password (or none) authenticates
     sanitize: bool = True  # sanitize-payload (RESTORE); skip-sanitize-payload: False
-    passwords: list[str] = field(default_factory=list)  # SHA-256 hex, in order added
+    # SHA-256 hex, in order added; kept out of repr so that no log line or traceback shows them
+    passwords: list[str] = field(default_factory=list, repr=False)
     selectors: list[Selector] = field(default_factory=list)  # `(...)`, in order added
 
     def copy(self) -> User:
