@@ -207,11 +207,12 @@ class RespConnection(asyncio.Protocol):
             self.abort()
 
     async def _serve(self, out: list[bytes]) -> None:
-        session, transport = self.session, self.transport
+        session, transport, parser = self.session, self.transport, self.parser
         assert session is not None and transport is not None
+        loop = asyncio.get_running_loop()
         while not self._lost:
             try:
-                argv, self._held = self._held or self.parser.next_command(), None
+                argv, self._held = self._held or parser.next_command(), None
             except ProtocolError as e:
                 out.append(encode_error(e.error))
                 slog("resp_protocol_error", level="warning", client=session.addr, error=e.message)
@@ -220,7 +221,11 @@ class RespConnection(asyncio.Protocol):
                 return
             if argv is None:
                 self._write(out)
-                await self._wait_input()
+                self._input = loop.create_future()  # data_received or connection_lost sets it
+                try:
+                    await self._input
+                finally:
+                    self._input = None
                 continue
             if self._drained is not None and not self._drained.done():
                 self._write(out)
@@ -228,7 +233,7 @@ class RespConnection(asyncio.Protocol):
             name = argv[0].upper()
             if name in MAY_BLOCK:
                 self._write(out)
-            batch = self._batch(argv, session)
+            batch = self._batch(argv, session) if parser.buffered else None
             if batch is not None:
                 out += await self._execute_batch(batch, session)
             else:
@@ -240,13 +245,6 @@ class RespConnection(asyncio.Protocol):
             if sum(map(len, out)) >= FLUSH_AT:
                 self._write(out)
 
-    async def _wait_input(self) -> None:
-        self._input = asyncio.get_running_loop().create_future()
-        try:
-            await self._input
-        finally:
-            self._input = None
-
     def _write(self, out: list[bytes]) -> None:
         if out:
             assert self.transport is not None
@@ -256,10 +254,11 @@ class RespConnection(asyncio.Protocol):
 
     def _batch(self, argv: list[bytes], session: Session) -> list[list[bytes]] | None:
         """`argv` and the writes parsed right after it, if it is a plain write (Node.batchable)
-        and one follows; the first command after them that is not one is held for next."""
+        and one follows; the first command after them that is not one is held for next.
+        Called only with input buffered (a command may follow)."""
         node, conn = self.server.served.node, self.conn
         assert conn is not None
-        if not self.parser.buffered or session.queued is not None or not node.batchable(argv):
+        if session.queued is not None or not node.batchable(argv):
             return None
         if not allowed(conn, argv):
             return None  # refused by _execute, on its own
@@ -331,8 +330,8 @@ class RespConnection(asyncio.Protocol):
                 raise multi.refused(session, node, name, refused)
             if multi.queues(session, name):
                 return [encode(multi.queue(session, node, argv), session.proto)]
-            before = node.offset
             if name in multi.TRANSACTION_COMMANDS:
+                before = node.offset
                 encoded = await multi.run(name, argv, session, node, self.conn)
                 await _settle_users(node, before)
                 return [encoded]
@@ -340,6 +339,7 @@ class RespConnection(asyncio.Protocol):
                 multi.discard(session, node)
             edge = EDGE_COMMANDS.get(name)
             if edge is not None:
+                before = node.offset
                 edge_reply = edge(self.conn, argv)
                 await _settle_users(node, before)
                 return [encode_edge(edge_reply, session.proto)]
