@@ -49,7 +49,7 @@ print(cc, sysconfig.get_paths()["include"], "python%d.%d-dev" % sys.version_info
   exec 9>"$cache/.lock-engine-$key"
   flock 9
   if [ ! -f "$out/.complete" ]; then
-    say "compiling the engine (once per change of engine/, ~1 min) into $out"
+    say "compiling the engine and the RESP codec (once per change of either, 1-2 min) into $out"
     rm -rf "$out"
     log=$(mktemp)
     started=$SECONDS

@@ -64,6 +64,8 @@ FLUSH_AT = 64 << 10  # gathered replies are written once they reach this
 # Commands that may wait for others' writes (a leaving client cancels them)
 MAY_BLOCK = frozenset({b"XREAD", b"XREADGROUP", b"WAIT", b"BLPOP", b"BRPOP"})
 MAX_BATCH = 1024  # pipelined writes run as one batch at most (the loop serves others between)
+# The commands _execute_connection runs (the others go to the node, unless in MULTI)
+_CONNECTION_NAMES = multi.TRANSACTION_COMMANDS | {b"RESET"} | EDGE_COMMANDS.keys()
 
 
 class Served(Protocol):
@@ -318,31 +320,19 @@ class RespConnection(asyncio.Protocol):
         session.last_argv = argv
         node = self.server.served.node
         STATS.command()
+        conn = self.conn
+        assert conn is not None
         try:
-            assert self.conn is not None
             try:  # Redis's order: unknown or wrong arity, then NOAUTH, then NOPERM
                 commandinfo.check(argv)
                 context = "multi" if session.queued is not None else "toplevel"
-                refused = gate(self.conn, argv, context)
+                refused = gate(conn, argv, context)
             except StreamError as e:
                 refused = e
             if refused is not None:
                 raise multi.refused(session, node, name, refused)
-            if multi.queues(session, name):
-                return [encode(multi.queue(session, node, argv), session.proto)]
-            if name in multi.TRANSACTION_COMMANDS:
-                before = node.offset
-                encoded = await multi.run(name, argv, session, node, self.conn)
-                await _settle_users(node, before)
-                return [encoded]
-            if name == b"RESET":
-                multi.discard(session, node)
-            edge = EDGE_COMMANDS.get(name)
-            if edge is not None:
-                before = node.offset
-                edge_reply = edge(self.conn, argv)
-                await _settle_users(node, before)
-                return [encode_edge(edge_reply, session.proto)]
+            if session.queued is not None or name in _CONNECTION_NAMES:
+                return await self._execute_connection(name, argv, session, node, conn)
             if slices.slices_for(argv, node.limits):
                 with slices.gc_paused():  # until its reply is encoded
                     reply, _ = await node.execute(argv, db=session.db)
@@ -363,6 +353,27 @@ class RespConnection(asyncio.Protocol):
         except StreamError as e:
             STATS.error(e.line)
             return [encode_error(e)]
+
+    async def _execute_connection(
+        self, name: bytes, argv: list[bytes], session: Session, node: Node, conn: Conn
+    ) -> list[bytes]:
+        """A command of the connection's own (MULTI/EXEC/..., RESET, EDGE_COMMANDS), or any
+        command while in MULTI (queued, unless IMMEDIATE). Raises StreamError."""
+        if multi.queues(session, name):
+            return [encode(multi.queue(session, node, argv), session.proto)]
+        if name in multi.TRANSACTION_COMMANDS:
+            before = node.offset
+            encoded = await multi.run(name, argv, session, node, conn)
+            await _settle_users(node, before)
+            return [encoded]
+        if name == b"RESET":
+            multi.discard(session, node)
+        edge = EDGE_COMMANDS.get(name)
+        assert edge is not None, name  # in MULTI, only IMMEDIATE ones come here: all are these
+        before = node.offset
+        edge_reply = edge(conn, argv)
+        await _settle_users(node, before)
+        return [encode_edge(edge_reply, session.proto)]
 
 
 async def _settle_users(node: Node, before: int) -> None:
