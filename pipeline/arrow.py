@@ -62,10 +62,13 @@ def batch(stream: str, cols: Columns) -> pa.RecordBatch:
     ms = pa.array(cols.ms, pa.uint64())
     seq = pa.array(cols.seq, pa.uint64())
     ids = pc.binary_join_element_wise(ms.cast(pa.string()), seq.cast(pa.string()), "-")
+    zeros = pa.nulls(n, pa.int32()).fill_null(0)
     templates = _strings(pa.array(cols.templates, pa.list_(pa.binary())))
-    names = templates.take(pa.array(cols.shapes, pa.int32()))  # one list per entry
+    # one list of names per entry (a page of one shape, the usual case: no list to convert)
+    shapes = zeros if len(cols.templates) == 1 else pa.array(cols.shapes, pa.int32())
+    names = templates.take(shapes)
     values = _strings(pa.array(cols.values, pa.binary()))
     fields = pa.MapArray.from_arrays(names.offsets, names.flatten(), values, type=FIELDS_TYPE)
-    streams = pa.array([stream], pa.string()).take(pa.nulls(n, pa.int32()).fill_null(0))
+    streams = pa.array([stream], pa.string()).take(zeros)
     columns = [streams, ids, ms.cast(pa.int64(), safe=False), seq.cast(pa.int64(), safe=False)]
     return pa.RecordBatch.from_arrays([*columns, fields], schema=SCHEMA)
