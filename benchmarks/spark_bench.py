@@ -48,10 +48,37 @@ from xstream.pipeline import nodes, reading, session
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
+def _stat(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of process `pid` so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    fields = _stat(pid)
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU time of `pid` and every descendant, live or reaped (the children's times a
+    process has waited for are in its own cutime and cstime): here the Spark JVM, its Python
+    workers and the xstream nodes, all started by this process."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                children.setdefault(int(_stat(int(entry.name))[1]), []).append(int(entry.name))
+            except (OSError, IndexError):
+                continue  # exited meanwhile
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            f = _stat(p)
+        except OSError:
+            continue
+        total += sum(int(x) for x in f[11:15]) / CLK_TCK  # utime stime cutime cstime
+        todo += children.get(p, [])
+    return total
 
 
 def load(cluster: XCluster, redis_client: Any, n: int) -> None:
@@ -187,9 +214,10 @@ def main() -> int:
 
 def spark_rates(
     spark: Any, args: argparse.Namespace, replicas: str, xc: Client, pids: list[int]
-) -> tuple[list[float], list[float], list[float]]:
+) -> tuple[list[float], list[float], list[float], list[float]]:
     """count() and groupBy rates of --runs Spark reads of the whole stream, in rows/s, and the
-    replicas' CPU us per row during each count() (processes `pids`)."""
+    replicas' CPU us per row during each count() (processes `pids`) and that of every process
+    taking part (this one, the JVM, its Python workers, the nodes)."""
     n = args.entries
 
     def reader(ending: str = "latest") -> Any:
@@ -209,13 +237,14 @@ def spark_rates(
     first = xc.xrange(KEY, "-", "+", count=1000)
     last = first[-1][0].decode() if isinstance(first[-1][0], bytes) else first[-1][0]
     assert reader(json.dumps({KEY.decode(): last})).count() == len(first)
-    counts, groups, served = [], [], []
+    counts, groups, served, spent = [], [], [], []
     for i in range(args.runs):
-        cpu0 = sum(map(cpu_seconds, pids))
+        cpu0, all0 = sum(map(cpu_seconds, pids)), tree_cpu_seconds(os.getpid())
         t0 = time.perf_counter()
         got = reader().count()
         counts.append(n / (time.perf_counter() - t0))
         served.append(1e6 * (sum(map(cpu_seconds, pids)) - cpu0) / n)
+        spent.append(1e6 * (tree_cpu_seconds(os.getpid()) - all0) / n)
         if got != n:
             raise RuntimeError(f"spark count() = {got}, expected {n}")
         t0 = time.perf_counter()
@@ -224,7 +253,7 @@ def spark_rates(
         groups.append(n / (time.perf_counter() - t0))
         progress(f"  run {i + 1}: count {counts[-1]:,.0f} rows/s, groupBy {groups[-1]:,.0f} rows/s")
         assert rows[0][1] == n
-    return counts, groups, served
+    return counts, groups, served, spent
 
 
 def run(args: argparse.Namespace, procs: Procs, workdir: Path) -> int:
@@ -253,7 +282,7 @@ def run(args: argparse.Namespace, procs: Procs, workdir: Path) -> int:
     spark = session.local("xstream-spark-bench", memory="4g")
     try:
         pids = [r.proc.popen.pid for r in cluster.replicas]
-        counts, groups, served = spark_rates(spark, args, replicas, xc, pids)
+        counts, groups, served, spent = spark_rates(spark, args, replicas, xc, pids)
     finally:
         spark.stop()
     xc.close()
@@ -269,7 +298,11 @@ def run(args: argparse.Namespace, procs: Procs, workdir: Path) -> int:
     print(f"  spark groupBy(action).count() {fmt(groups)}")
     print(f"  xstream Client XRANGE loop    {fmt(x_loop)}")
     print(f"  redis-py XRANGE loop (redis)  {fmt(r_loop)}")
+    cores = os.cpu_count() or 1
     print(f"  replicas' CPU per row, count() best {min(served):.2f} us")
+    bound = cores * 1e6 / min(spent)
+    print(f"  all processes' CPU per row, count() best {min(spent):.2f} us (JVM, Python workers,")
+    print(f"    nodes): {cores} idle cores would give at most {bound:,.0f} rows/s")
     print(f"  spark count / xstream loop    {max(counts) / max(x_loop):.2f}x")
     print(f"  spark count / redis loop      {max(counts) / max(r_loop):.2f}x")
     print(f"  xstream loop / redis loop     {max(x_loop) / max(r_loop):.2f}x")
