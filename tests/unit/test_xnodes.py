@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from tests.unit.enginecalls import call, error
 from xstream.engine import Engine, EngineConfig
 from xstream.engine.columns import Columns, decode_node
+from xstream.engine.commands.xnodes import MAX_REPLY_BYTES
 from xstream.engine.ids import parse_interval
 
 MAX = 2**64 - 1
@@ -129,8 +130,22 @@ def test_missing_key_empty_range_and_bad_arguments() -> None:
     assert error(e, "XNODES", "s", "-", "+", "LIMIT", 5) == "ERR syntax error"
     assert error(e, "XNODES", "s", "-", "+").startswith("ERR wrong number of arguments")
     assert error(e, "XNODES", "s", "x", "+", "COUNT", 1).startswith("ERR Invalid stream ID")
+    call(e, "SET", "k", "v")
+    assert error(e, "XNODES", "k", "-", "+", "COUNT", 1) == error(e, "XRANGE", "k", "-", "+")
+    assert error(e, "XNODES", "k", "-", "+", "COUNT", 1).startswith("WRONGTYPE")
 
 
 def test_decoding_garbage_raises() -> None:
     with pytest.raises((ValueError, IndexError, AssertionError)):
         decode_node(Columns(), b"\x0b\x00\x00\x00\x02\x00\xff\x01\xff", 0, 0, 0, 0, MAX, MAX)
+
+
+def test_a_page_stops_at_max_reply_bytes() -> None:
+    e = Engine()
+    big = b"v" * (1 << 20)  # each entry outgrows a node: one node per entry
+    for i in range(1, 70):
+        e.execute([b"XADD", b"s", b"%d-0" % i, b"f", big], now_ms=1000)
+    reply = e.execute([b"XNODES", b"s", b"-", b"+", b"COUNT", b"1000"], now_ms=1000).reply
+    assert isinstance(reply, list)
+    assert sum(map(len, reply[2::2])) >= MAX_REPLY_BYTES > sum(map(len, reply[2:-2:2]))
+    assert reply[0] == b"%d-0" % (len(reply) // 2 + 1)  # the next page starts after the last
