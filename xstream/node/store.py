@@ -85,6 +85,32 @@ class SnapshotFile:
     size: int  # bytes
 
 
+class SnapshotWriter:
+    """A snapshot file being written piece by piece (Store.receive_snapshot)."""
+
+    def __init__(self, file: SnapshotFile, fd: int) -> None:
+        self.file = file  # its offset, temporary path and bytes so far
+        self.fd = fd  # open for writing; -1 once closed
+
+    def write(self, data: bytes) -> None:
+        """Append a piece (to the page cache; install_snapshot fsyncs). OSError: discard."""
+        _write_all(self.fd, data)
+        self.file.size += len(data)
+
+    def close(self) -> SnapshotFile:
+        os.close(self.fd)
+        self.fd = -1
+        return self.file
+
+    def discard(self) -> None:
+        """Close and remove the temporary file (a sync that failed or broke off)."""
+        if self.fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = -1
+        self.file.tmp.unlink(missing_ok=True)
+
+
 def _name(prefix: str, offset: int, suffix: str) -> str:
     return f"{prefix}-{offset:020d}{suffix}"
 
@@ -634,11 +660,29 @@ class Store:
         slog("snapshot_written", offset=snap.offset, bytes=snap.size, file=final.name)
 
     def reset(self, offset: int, snapshot_bytes: bytes, meta: dict[str, Any]) -> None:
-        """A replica's full sync: the received snapshot becomes the whole data set at `offset`."""
+        """A replica's full sync, whole: the snapshot becomes the whole data set at `offset`."""
+        self.install_snapshot(self._write_snapshot(offset, meta, (snapshot_bytes,)))
+
+    def receive_snapshot(self, offset: int, meta: dict[str, Any]) -> SnapshotWriter:
+        """A replica's full sync as it arrives: the snapshot file at `offset` (META magic and
+        meta written now), its pieces written as they come (SnapshotWriter.write); then
+        `install_snapshot`, or `discard`. OSError if it cannot be created."""
+        head = json.dumps({**meta, "offset": offset}).encode()
+        self._temporaries += 1
+        tmp = self.dir / f"{_name('snapshot', offset, '.xsnap')}.tmp{self._temporaries}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        writer = SnapshotWriter(SnapshotFile(offset, tmp, 0), fd)
+        writer.write(META_MAGIC + _U32.pack(len(head)) + head)
+        return writer
+
+    def install_snapshot(self, snap: SnapshotFile) -> None:
+        """A received snapshot (closed) becomes the whole data set at its offset: made
+        durable, then everything else is deleted and the log starts there."""
+        offset = snap.offset
         for old in self.snapshots():
             if _offset_of(old) > offset:  # from a history this one replaces
                 old.unlink(missing_ok=True)
-        self.finish_snapshot(self._write_snapshot(offset, meta, (snapshot_bytes,)))
+        self.finish_snapshot(snap)
         for seg in self.segments():
             if _offset_of(seg) != offset:
                 seg.unlink(missing_ok=True)
