@@ -11,15 +11,15 @@ IDMP records). An item cut by a piece boundary is parsed again from its start on
 have come, and no earlier than when the bytes held have doubled: a long item (a large PEL, a
 long list) is parsed a logarithmic number of times, never once per piece.
 
-    pieces    [ piece 0 ][ piece 1 ][ piece 2 ]...   consumed pieces are dropped
+    pieces    [ piece 0 ][ piece 1 ][ piece 2 ]...   consumed pieces are summed and dropped
     cursor         ^ (piece index, position)        the next byte to parse
-    held      the last 16 bytes fed, not hashed yet: the checksum, if nothing follows them
+    after the end marker: what is left is the checksum (CRC-32; blake2b-16 before version 5)
 
 Each byte is checked once: magic and version as soon as the header is in; the structure of
 every record and node as it is parsed (a node's listpack header, end byte and counters; node
 keys increasing; live entries adding up to the stream's length; `deep` adds every element and
-backlen, check_stream, as check_integrity does); the blake2b checksum over everything before
-the last 16 bytes, hashed as the pieces come and compared by `finish`. A node's bytes are
+backlen, check_stream, as check_integrity does); the checksum over everything before it,
+summed as the pieces are parsed and compared by `finish`. A node's bytes are
 copied once, from the piece into the node's bytearray. Nothing the loader builds is anyone
 else's before `finish` returns: a corrupt, truncated or unknown snapshot raises SnapshotError
 (from `feed` or `finish`) and a caller that adopts only a finished load is left untouched.
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+import zlib
 from collections import deque
 from typing import Final
 
@@ -43,9 +44,10 @@ from .stream import Stream
 
 # WARNING: the format's constants, the same as snapshot.py's (which writes what this reads).
 MAGIC: Final = b"XSTRSNAP"
-VERSION: Final = 4
-VERSIONS: Final = (1, 2, 3, 4)  # the versions this build reads
-SUM_SIZE: Final = 16
+VERSION: Final = 5  # 5: a CRC-32 closes the snapshot instead of a blake2b digest
+VERSIONS: Final = (1, 2, 3, 4, 5)  # the versions this build reads
+CRC_SIZE: Final = 4  # version 5+: zlib's CRC-32 of everything before it, big-endian
+BLAKE2B_SIZE: Final = 16  # versions 1 to 4: blake2b-16 of everything before it
 TYPE_STRING: Final = 1
 TYPE_STREAM: Final = 2
 TYPE_SETTING: Final = 3
@@ -82,8 +84,8 @@ class Loader:
         self.values: dict[bytes, int] = {}  # CONFIG SET values of setting records
         self.version = 0  # the snapshot's version, once its header is in
         self.size = 0  # bytes fed
-        self._hash = hashlib.blake2b(digest_size=SUM_SIZE)
-        self._held = b""  # the last SUM_SIZE bytes fed, not hashed yet
+        self._crc = 0  # the CRC-32 of the bytes parsed so far (version 5+) ...
+        self._blake2b = hashlib.blake2b(digest_size=BLAKE2B_SIZE)  # ... or their digest
         self._pieces: list[memoryview] = []  # fed, from the cursor's piece on
         self._i = 0  # the cursor: index in _pieces ...
         self._pos = 0  # ... and position in that piece
@@ -106,8 +108,6 @@ class Loader:
         if not data:
             return
         self.size += len(data)
-        if self.hashed:
-            self._hash_all_but_last(data)
         self._pieces.append(memoryview(data))
         self._ahead += len(data)
         if self._ahead >= self._retry_at:
@@ -118,25 +118,28 @@ class Loader:
         if the snapshot is truncated, has bytes after its end, or its checksum differs."""
         self._retry_at = 0
         self._run()
-        if self._state != _DONE or self._ahead < SUM_SIZE:
+        size = sum_size(self.version)
+        if self._state != _DONE or self._ahead < size:
             raise SnapshotError("snapshot truncated: it ends before its end marker and checksum")
-        if self._ahead > SUM_SIZE:
+        if self._ahead > size:
             raise SnapshotError("snapshot structure is invalid: bytes after the end marker")
-        if self.hashed and self._hash.digest() != self._held:
+        if self.hashed and bytes(self._take(size)) != self._checksum():
             raise SnapshotError("snapshot checksum mismatch: the file is corrupt or truncated")
         return self.dbs, self.values
 
-    def _hash_all_but_last(self, data: bytes) -> None:
-        """Hash what was held and all of `data` but its last SUM_SIZE bytes, held instead."""
-        if len(data) >= SUM_SIZE:
-            self._hash.update(self._held)
-            self._hash.update(memoryview(data)[:-SUM_SIZE])
-            self._held = bytes(data[-SUM_SIZE:])
+    def _sum(self, view: memoryview) -> None:
+        """Add parsed bytes to the checksum."""
+        if not self.hashed:
             return
-        merged = self._held + data
-        cut = max(0, len(merged) - SUM_SIZE)
-        self._hash.update(merged[:cut])
-        self._held = merged[cut:]
+        if self.version >= 5:
+            self._crc = zlib.crc32(view, self._crc)
+        else:
+            self._blake2b.update(view)
+
+    def _checksum(self) -> bytes:
+        if self.version >= 5:
+            return self._crc.to_bytes(CRC_SIZE, "big")
+        return self._blake2b.digest()
 
     def _run(self) -> None:
         """Parse items until the bytes fed run out (the item cut short waits) or the end."""
@@ -150,9 +153,15 @@ class Loader:
                 break
             except (struct.error, ValueError, IndexError, AssertionError) as e:
                 raise SnapshotError(f"snapshot structure is invalid: {e}") from None
-            if self._i:
+            if self._i:  # pieces parsed through, never parsed again
+                for piece in self._pieces[: self._i]:
+                    self._sum(piece)
                 del self._pieces[: self._i]
                 self._i = 0
+        if self._state == _DONE and self._pieces and self._pos:  # the checksum is what is left
+            self._sum(self._pieces[0][: self._pos])
+            self._pieces[0] = self._pieces[0][self._pos :]
+            self._pos = 0
 
     def _step(self) -> None:
         state = self._state
@@ -377,6 +386,11 @@ class Loader:
         if self._ahead or not isinstance(value, Stream):
             raise SnapshotError("stream record is invalid: bytes after it")
         return value
+
+
+def sum_size(version: int) -> int:
+    """The length of the checksum that closes a snapshot of `version`."""
+    return CRC_SIZE if version >= 5 else BLAKE2B_SIZE
 
 
 def check_node(lp: bytearray) -> int:

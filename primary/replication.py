@@ -37,7 +37,7 @@ import grpc
 from xstream import protocol
 from xstream.clock import now_ms
 from xstream.engine import snapshot
-from xstream.engine.snapload import SUM_SIZE
+from xstream.engine.snapload import CRC_SIZE
 from xstream.node import epochs
 from xstream.node.base import Node
 from xstream.node.logs import slog
@@ -175,7 +175,7 @@ class ReplicationService(pb_grpc.ReplicationServicer):
         users: bytes,
     ) -> AsyncIterator[pb.PrimaryMessage]:
         t0 = time.monotonic()
-        size = sum(map(len, chunks)) + SUM_SIZE
+        size = sum(map(len, chunks)) + CRC_SIZE
         p.full_syncs += 1
         METRICS.full_syncs.inc()
         slog(
