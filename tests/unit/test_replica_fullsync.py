@@ -3,6 +3,8 @@ come, installed at the end; a damaged or broken-off one changes nothing and leav
 
 from __future__ import annotations
 
+import json
+import struct
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ import pytest
 from xstream.engine import Engine, snapshot
 from xstream.node import epochs, users
 from xstream.node.acl import Acl
-from xstream.node.store import Store
+from xstream.node.store import META_MAGIC, Store
 from xstream.replica.replica import Diverged, Replica
 
 
@@ -82,3 +84,16 @@ def test_a_sync_broken_off_leaves_no_file(tmp_path: Path) -> None:
     assert _leftovers(tmp_path) == [] and r.receiving is None
     with pytest.raises(Diverged, match="without a full sync"):
         r.on_snapshot()
+
+
+def test_a_snapshot_file_of_version_4_still_recovers(tmp_path: Path) -> None:
+    """A data directory written before version 5 (its snapshot closed by blake2b) recovers,
+    the file read and parsed piece by piece (Store._load_snapshot)."""
+    golden = Path(__file__).parent / "fixtures" / "snapshot-v4.xsnap"
+    head = json.dumps({"replid": "r" * 40, "offset": 0}).encode()
+    path = tmp_path / f"snapshot-{0:020d}.xsnap"
+    path.write_bytes(META_MAGIC + struct.pack("<I", len(head)) + head + golden.read_bytes())
+    engine = Engine()
+    rec = Store(tmp_path, "always").recover(engine, engine.apply_record)
+    assert rec.meta["replid"] == "r" * 40
+    assert engine.key_count() == 5 and engine.settings.values == {b"stream-idmp-maxsize": 12}

@@ -49,6 +49,7 @@ from typing import Any
 
 from xstream.engine import Engine, SnapshotError, snapshot
 from xstream.engine.errors import CoreError
+from xstream.engine.snapload import Loader
 from xstream.node import records
 from xstream.node.damage import CorruptLog, Damage, stop_reason, torn_tail
 from xstream.node.logs import slog
@@ -58,6 +59,7 @@ META_MAGIC = b"XSMETA1\n"
 _U32 = struct.Struct("<I")
 FSYNC_POLICIES = ("always", "everysec", "no")
 DEFAULT_RESERVE = 64 << 20  # free bytes kept on the data directory's file system
+_READ = 1 << 20  # a snapshot file is read and parsed this many bytes at a time
 
 
 class DiskFault(CoreError):  # noqa: N818 (a state of the store)
@@ -268,14 +270,19 @@ class Store:
         return rec
 
     def _load_snapshot(self, engine: Engine, path: Path) -> dict[str, Any]:
-        data = path.read_bytes()
-        if not data.startswith(META_MAGIC):
-            raise SnapshotError("not an xstream snapshot file")
-        (n,) = _U32.unpack_from(data, len(META_MAGIC))
-        start = len(META_MAGIC) + 4
-        meta: dict[str, Any] = json.loads(data[start : start + n])
+        """The file's meta; its snapshot loaded into `engine`, read and parsed ~1 MiB at a
+        time (never the whole file in memory besides the state it holds)."""
         fresh = Engine(engine.settings.base)
-        snapshot.restore(fresh, data[start + n :])
+        loader = Loader(len(fresh.dbs))
+        with path.open("rb") as f:
+            head = f.read(len(META_MAGIC) + 4)
+            if not head.startswith(META_MAGIC) or len(head) < len(META_MAGIC) + 4:
+                raise SnapshotError("not an xstream snapshot file")
+            (n,) = _U32.unpack_from(head, len(META_MAGIC))
+            meta: dict[str, Any] = json.loads(f.read(n))
+            while piece := f.read(_READ):
+                loader.feed(piece)
+        snapshot.restore_from(fresh, loader)
         engine.adopt(fresh)
         return meta
 
