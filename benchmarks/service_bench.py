@@ -132,8 +132,9 @@ class Proc:
 class Procs:
     """Processes started by this run, each in its own process group (stopped as a group)."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, env: dict[str, str] | None = None) -> None:
         self.workdir = workdir
+        self.env = env  # the processes' environment (None: this one's)
         self.live: list[Proc] = []
 
     def start(self, name: str, argv: Sequence[str]) -> Proc:
@@ -145,6 +146,7 @@ class Procs:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                env=self.env,
             )
         proc = Proc(name, popen, log)
         self.live.append(proc)
@@ -717,24 +719,40 @@ def log_times(path: Path, events: Sequence[str]) -> dict[str, float]:
     return out
 
 
-def xstream_resync(cluster: XCluster, n: int, args: argparse.Namespace) -> tuple[float, float]:
-    """(spawn -> caught up seconds, replica_ready -> full_sync_done seconds)."""
+def cpu_seconds(proc: Proc, children: bool = False) -> float:
+    """CPU seconds (user + system, every thread) a process used so far; with `children`, its
+    reaped children's too (redis-server's fork that streams the RDB)."""
+    with open(f"/proc/{proc.popen.pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])
+    if children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def xstream_resync(
+    cluster: XCluster, n: int, args: argparse.Namespace
+) -> tuple[float, float, float]:
+    """(spawn -> caught up seconds, replica_ready -> full_sync_done seconds, CPU seconds of
+    the replica and the primary over that time)."""
     primary = cluster.primary
     assert primary is not None
     before = primary.info()
     target = before.offset
     progress(f"  primary offset {target:,}, full_syncs {before.full_syncs}; spawning a replica")
+    cpu0 = cpu_seconds(primary.proc)
     t0 = time.monotonic()
     node = cluster.spawn_replica("resync")
 
-    def synced() -> float | None:
+    def synced() -> tuple[float, float] | None:
         cluster.procs.check_alive(node.proc)
         info = node.try_info()
         if info is not None and info.full_syncs >= 1 and info.offset == target:
-            return time.monotonic() - t0
+            cpu = cpu_seconds(node.proc) + cpu_seconds(primary.proc) - cpu0
+            return time.monotonic() - t0, cpu
         return None
 
-    dt = wait_until(synced, args.catchup_timeout, "the fresh replica to full-sync", 0.01)
+    dt, cpu = wait_until(synced, args.catchup_timeout, "the fresh replica to full-sync", 0.01)
     after = primary.info()
     if after.full_syncs != before.full_syncs + 1:
         raise RuntimeError(f"primary full_syncs {before.full_syncs} -> {after.full_syncs}")
@@ -748,25 +766,31 @@ def xstream_resync(cluster: XCluster, n: int, args: argparse.Namespace) -> tuple
         f"{times.get('full_sync_start', 0) - times.get('replica_ready', 0):.3f}s, "
         f"-> full_sync_done {inner:.3f}s"
     )
-    return dt, inner
+    return dt, inner, cpu
 
 
 def redis_resync(
     procs: Procs, workdir: Path, primary: RNode, n: int, args: argparse.Namespace
-) -> float:
+) -> tuple[float, float]:
+    """(spawn -> caught up seconds, CPU seconds of the replica and the primary, with its
+    fork, over that time)."""
+    cpu0 = cpu_seconds(primary.proc, children=True)
     t0 = time.monotonic()
     node = start_redis(procs, workdir, "redis-resync", args, replicaof=primary.port)
 
-    def synced() -> float | None:
+    def synced() -> tuple[float, float] | None:
         procs.check_alive(node.proc)
-        return time.monotonic() - t0 if redis_caught_up(primary, node) else None
+        if not redis_caught_up(primary, node):
+            return None
+        cpu = cpu_seconds(node.proc) + cpu_seconds(primary.proc, children=True) - cpu0
+        return time.monotonic() - t0, cpu
 
-    dt = wait_until(synced, args.catchup_timeout, "the fresh redis replica to sync", 0.01)
+    dt, cpu = wait_until(synced, args.catchup_timeout, "the fresh redis replica to sync", 0.01)
     xlen = node.client.xlen(KEY)
     if xlen != n:
         raise RuntimeError(f"resynced redis replica holds {xlen} entries, expected {n}")
     stop_redis(procs, node)
-    return dt
+    return dt, cpu
 
 
 # -- the run -----------------------------------------------------------------------------------
@@ -784,6 +808,7 @@ class RedisFigures:
     xrange_bench: float = 0.0
     xrange_bench_cmd: str = ""
     resync_s: float = 0.0
+    resync_cpu: float = 0.0
     entries: int = 0  # XLEN after redis-benchmark (it may send a few more than -n)
 
 
@@ -823,6 +848,9 @@ def run_redis(procs: Procs, workdir: Path, args: argparse.Namespace) -> RedisFig
         f"{t_repl:.2f}s = {fig.ingest_caught_up:,.0f} entries/s (XLEN {n:,})"
     )
 
+    if args.only == "resync":
+        return _redis_resync_only(procs, workdir, args, fig, primary, replica)
+
     # 2. unary XADD
     progress("2. redis: unary XADD, 1 client")
     fig.unary_bench, fig.unary_bench_cmd = redis_benchmark(
@@ -846,11 +874,26 @@ def run_redis(procs: Procs, workdir: Path, args: argparse.Namespace) -> RedisFig
     progress(f"  redis-benchmark -c 1 XRANGE - + COUNT 100: {fig.xrange_bench:,.0f} req/s")
     r.close()
 
-    # 5. full resync
+    return _redis_resync_only(procs, workdir, args, fig, primary, replica)
+
+
+def _redis_resync_only(
+    procs: Procs,
+    workdir: Path,
+    args: argparse.Namespace,
+    fig: RedisFigures,
+    primary: RNode,
+    replica: RNode,
+) -> RedisFigures:
+    """Measure 5, then stop the redis nodes."""
+    n = fig.entries
     progress(f"5. redis: a fresh replica full-syncs {n:,} entries")
     wait_until(lambda: redis_caught_up(primary, replica), 60, "the redis replica", 0.02)
-    fig.resync_s = redis_resync(procs, workdir, primary, n, args)
-    progress(f"  redis resync: {fig.resync_s:.3f}s (spawn -> link up, offsets equal)")
+    fig.resync_s, fig.resync_cpu = redis_resync(procs, workdir, primary, n, args)
+    progress(
+        f"  redis resync: {fig.resync_s:.3f}s (spawn -> link up, offsets equal), "
+        f"{fig.resync_cpu:.2f} CPU s (replica + primary)"
+    )
     for node in (replica, primary):
         stop_redis(procs, node)
     return fig
@@ -866,6 +909,7 @@ class XFigures:
     xrange_replica: float = 0.0
     resync_s: float = 0.0
     resync_inner_s: float = 0.0
+    resync_cpu: float = 0.0
     digests_ok: bool = True
 
     @property
@@ -925,6 +969,9 @@ def run_xstream(procs: Procs, workdir: Path, args: argparse.Namespace) -> XFigur
             f"({time.monotonic() - t:.1f}s)"
         )
         primary = cluster.primary
+        if args.only == "resync":
+            _xstream_resync(cluster, n, args, fig)
+            return fig
 
         # 2. unary XADD
         progress("2. xstream: unary XADD, 1 client (sync gRPC)")
@@ -950,19 +997,23 @@ def run_xstream(procs: Procs, workdir: Path, args: argparse.Namespace) -> XFigur
         )
         reader.close()
         client.close()
-
-        # 5. full resync
-        progress(f"5. xstream: a fresh replica full-syncs {n:,} entries")
-        cluster.wait_in_sync(60)
-        fig.resync_s, fig.resync_inner_s = xstream_resync(cluster, n, args)
-        progress(
-            f"  xstream resync: {fig.resync_s:.3f}s (spawn -> offset equal), "
-            f"{fig.resync_inner_s:.3f}s of it in the replica's sync (log)"
-        )
+        _xstream_resync(cluster, n, args, fig)
     finally:
         if cluster is not None:
             cluster.close()
     return fig
+
+
+def _xstream_resync(cluster: XCluster, n: int, args: argparse.Namespace, fig: XFigures) -> None:
+    """Measure 5 on the last cluster."""
+    progress(f"5. xstream: a fresh replica full-syncs {n:,} entries")
+    cluster.wait_in_sync(60)
+    fig.resync_s, fig.resync_inner_s, fig.resync_cpu = xstream_resync(cluster, n, args)
+    progress(
+        f"  xstream resync: {fig.resync_s:.3f}s (spawn -> offset equal), "
+        f"{fig.resync_inner_s:.3f}s of it in the replica's sync (log), "
+        f"{fig.resync_cpu:.2f} CPU s (replica + primary)"
+    )
 
 
 def build_rows(x: XFigures, r: RedisFigures, n: int) -> list[Row]:
@@ -1039,6 +1090,14 @@ def build_rows(x: XFigures, r: RedisFigures, n: int) -> list[Row]:
             "<= 1.0x",
             note=f"xstream replica's own sync {x.resync_inner_s:.2f}s (log)",
         ),
+        Row(
+            "5b. Full resync: CPU seconds of the new replica's process and the primary (with "
+            "redis's fork), spawn -> offsets equal",
+            x.resync_cpu,
+            r.resync_cpu,
+            "s",
+            note="less sensitive to the machine's load than 5",
+        ),
     ]
     return rows
 
@@ -1081,9 +1140,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--ingest-configs",
         type=ingest_config,
-        default=ingest_config("1000x1,4000x1,16000x1,4000x2"),
+        default=None,
         help="measure 1: BATCHxCLIENTS runs, each on a fresh cluster\n"
-        "(default 1000x1,4000x1,16000x1,4000x2); the last cluster serves measures 2-5",
+        "(default 1000x1,4000x1,16000x1,4000x2; with --only resync 16000x1);\n"
+        "the last cluster serves measures 2-5",
     )
     p.add_argument(
         "--ingest-build",
@@ -1113,13 +1173,42 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--skip-xstream", action="store_true", help="redis figures only")
     p.add_argument("--keep", action="store_true", help="keep the data directory and logs")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--bytecode-cache",
+        choices=["on", "inherit"],
+        default="on",
+        help="on: started processes write and use a bytecode cache (as an installed package\n"
+        "has); inherit: this environment's setting (PYTHONDONTWRITEBYTECODE may be set)",
+    )
+    p.add_argument(
+        "--only",
+        choices=["resync"],
+        help="resync: load the stream (measure 1), then measure 5 only; rows 1 and 5 printed",
+    )
     args = p.parse_args(argv)
+    if args.ingest_configs is None:
+        default = "16000x1" if args.only == "resync" else "1000x1,4000x1,16000x1,4000x2"
+        args.ingest_configs = ingest_config(default)
     if args.quick:
         args.entries = min(args.entries, 100_000)
         args.unary_seconds = min(args.unary_seconds, 2.0)
         args.unary_bench_n = min(args.unary_bench_n, 20_000)
         args.xrange_bench_n = min(args.xrange_bench_n, 5_000)
     return args
+
+
+def node_env(workdir: Path, cache: str) -> dict[str, str] | None:
+    """The started processes' environment. `on`: Python writes and reads its bytecode cache
+    (in the run's directory, PYTHONPYCACHEPREFIX), as an installed package has it compiled:
+    an environment with PYTHONDONTWRITEBYTECODE set otherwise compiles every module from
+    source at every node start (~0.1 s of CPU, inside measure 5's spawn -> synced time).
+    The first cluster's start fills it; measure 5's replica starts from it."""
+    if cache == "inherit":
+        return None
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(workdir / "pycache")
+    return env
 
 
 @contextmanager
@@ -1152,19 +1241,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"entries {args.entries:,}; fsync {args.fsync}; ingest configs "
         + ",".join(f"{b}x{c}" for b, c in args.ingest_configs)
-        + f"; ingest batches {args.ingest_build}",
+        + f"; ingest batches {args.ingest_build}; bytecode cache {args.bytecode_cache}",
         flush=True,
     )
     with ExitStack() as stack:
         workdir = stack.enter_context(workspace(args.keep))
-        procs = Procs(workdir)
+        procs = Procs(workdir, node_env(workdir, args.bytecode_cache))
         stack.callback(procs.stop_all)
         theirs = RedisFigures() if args.skip_redis else run_redis(procs, workdir, args)
         mine = XFigures() if args.skip_xstream else run_xstream(procs, workdir, args)
     if args.skip_xstream:
         mine.ingest.append(IngestResult("-", 0, 0, 0, 1, 1, 0, [], 0, 0, [], []))
     print()
-    rows = [show(r) for r in build_rows(mine, theirs, args.entries)]
+    rows = build_rows(mine, theirs, args.entries)
+    if args.only == "resync":
+        rows = [r for r in rows if r.measure.startswith(("1.", "5.", "5b."))]
+    rows = [show(r) for r in rows]
     print_table(rows)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"load average at the end: {load} (other work on the machine skews every figure)")

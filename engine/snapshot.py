@@ -1,9 +1,10 @@
 """Snapshots: every database as bytes, listpack nodes written as they are (as RDB does).
 
     +----------+---------+----------------------------------+------+------------------+
-    | XSTRSNAP | ver u16 | record ... record                | 0xFF | blake2b-16 of    |
+    | XSTRSNAP | ver u16 | record ... record                | 0xFF | CRC-32 u32 of    |
     | (magic)  |         |                                  | end  | everything before|
     +----------+---------+----------------------------------+------+------------------+
+                         (versions 1 to 4: a blake2b-16 digest instead of the CRC-32)
 
     select db       0xFE | db u32 (version 3+; RDB's SELECTDB): the records after it, up to
                     the next one, are that database's keys; before any, db 0's. Written
@@ -29,51 +30,62 @@
 
 Setting records come first, one per value CONFIG SET changed (none: the node's flags
 apply), so a snapshot of a node nobody reconfigured holds only keys. All integers are
-big-endian; IDs are their 16-byte rax keys. `dump_chunks` yields the snapshot
-in pieces of about `chunk_size` bytes (node bytes are never copied into an intermediate
-object), which is what a full resync streams. `restore` checks magic, version, length and
-checksum before parsing, then checks every node's structure; a corrupt, truncated or
-unknown-version snapshot (or one naming a database the engine does not have) raises
-SnapshotError and leaves the engine untouched. Versions 1 and 2 (no databases) load into db 0;
-versions 1 to 3 have no expiry records.
+big-endian; IDs are their 16-byte rax keys.
+
+Writing: `body_chunks` yields everything but the checksum in pieces of about `chunk_size`
+bytes, node bytes copied once, straight into the piece; `sealed` hashes pieces as they pass
+and adds the checksum; `dump_chunks` is the two (what a snapshot file holds). A full sync
+takes `list(body_chunks(...))` at once, the state of one moment, and seals it while sending.
+
+Reading is snapload.py's Loader, which takes the pieces as they come (a full sync loads
+while it receives); `restore`/`load_all` check magic, version, length and checksum of whole
+bytes first, then parse with it. A corrupt, truncated or unknown-version snapshot (or one
+naming a database the engine does not have) raises SnapshotError and leaves the engine
+untouched. Versions 1 and 2 (no databases) load into db 0; versions 1 to 3 have no expiry
+records. Version 5 differs from 4 only in its checksum: zlib's CRC-32 (4 bytes) sums a
+snapshot several times faster than blake2b-16 did, on both ends of a full sync; like RDB's
+CRC-64 it guards against damage, not forgery, and the structure checks stay. Files of
+versions 1 to 4 load as they did (tests/unit/fixtures/snapshot-v4.xsnap, written by the build
+before); a build older than version 5 refuses a version 5 snapshot in one line ("unsupported
+snapshot version"), so replicas are upgraded before their primary, as with Redis's RDB.
 """
 
 from __future__ import annotations
 
 import hashlib
 import struct
+import zlib
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Final, Protocol
 
-from . import listpack as lp_
-from . import node, settings
-from .digest import check_stream
-from .errors import SnapshotError, StreamError
-from .groups import ConsumerGroup
-from .ids import StreamID
+from .errors import SnapshotError
 from .keyspace import Keyspace, Value
 from .settings import Settings
+from .snapload import (
+    BLAKE2B_SIZE,
+    CRC_SIZE,
+    END,
+    EXPIRY,
+    HDR,
+    MAGIC,
+    META,
+    NO_OWNER,
+    SELECT_DB,
+    TYPE_LIST,
+    TYPE_SET,
+    TYPE_SETTING,
+    TYPE_STREAM,
+    TYPE_STRING,
+    VERSION,
+    VERSIONS,
+    Loader,
+    sum_size,
+)
 from .stream import Stream
 
-MAGIC: Final = b"XSTRSNAP"
-VERSION: Final = 4  # 2 added max_trimmed_entry_id, 3 databases and setting records, 4 expiry, list
-# and set records; 1 to 3 still load
-_TYPE_STRING: Final = 1
-_TYPE_STREAM: Final = 2
-_TYPE_SETTING: Final = 3
-_TYPE_LIST: Final = 4
-_TYPE_SET: Final = 5
-_EXPIRY: Final = 0xFC
-_SELECT_DB: Final = 0xFE
-_END: Final = 0xFF
-_SUM_SIZE: Final = 16
-_HDR: Final = struct.Struct(">8sH")
 _U32: Final = struct.Struct(">I")
 _I64: Final = struct.Struct(">q")
-_NO_OWNER: Final = b"\xff\xff\xff\xff"
-_META: Final = struct.Struct(">QQ16s16s16s16sIIQQQ")
-_META_V1: Final = struct.Struct(">QQ16s16s16sIIQQQ")
 
 
 class _Protocol(Protocol):  # the Engine's shape, without importing engine.py (no cycle)
@@ -83,17 +95,33 @@ class _Protocol(Protocol):  # the Engine's shape, without importing engine.py (n
 
 
 def dump_chunks(engine: _Protocol, chunk_size: int = 1 << 20) -> Iterator[bytes]:
-    """The snapshot in pieces of roughly `chunk_size` bytes."""
-    h = hashlib.blake2b(digest_size=_SUM_SIZE)
-    buf: list[bytes] = [_HDR.pack(MAGIC, VERSION)]
+    """The snapshot in pieces of roughly `chunk_size` bytes, its checksum the last piece.
+    Consistent only if the engine does not change while it is consumed."""
+    return sealed(body_chunks(engine, chunk_size))
+
+
+def sealed(body: Iterable[bytes]) -> Iterator[bytes]:
+    """The pieces of `body` (body_chunks), then the checksum over them (CRC_SIZE bytes)."""
+    crc = 0
+    for chunk in body:
+        crc = zlib.crc32(chunk, crc)
+        yield chunk
+    yield crc.to_bytes(CRC_SIZE, "big")
+
+
+def body_chunks(engine: _Protocol, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+    """Everything but the checksum, in pieces of roughly `chunk_size` bytes. Node bytes are
+    copied once, into the piece that holds them; each piece is built whole when it is asked
+    for (`list(body_chunks(e))` is the state of this moment)."""
+    buf: list[bytes | bytearray] = [HDR.pack(MAGIC, VERSION)]
     for name, n in sorted(engine.settings.values.items()):
         text = b"%d" % n
-        buf.append(bytes((_TYPE_SETTING,)) + _U32.pack(len(name)) + name)
+        buf.append(bytes((TYPE_SETTING,)) + _U32.pack(len(name)) + name)
         buf.append(_U32.pack(len(text)) + text)
     size = sum(map(len, buf))
     for db, key, value in _records(engine.dbs):
         if key is None:
-            parts = [bytes((_SELECT_DB,)), _U32.pack(db)]
+            parts = [bytes((SELECT_DB,)), _U32.pack(db)]
         else:
             assert value is not None
             parts = _key_record(engine.dbs[db].expires.get(key), key, value)
@@ -103,35 +131,31 @@ def dump_chunks(engine: _Protocol, chunk_size: int = 1 << 20) -> Iterator[bytes]
         if isinstance(value, Stream):
             for nkey, lp in value.nodes():
                 buf.append(nkey + _U32.pack(len(lp)))
-                buf.append(bytes(lp))
+                buf.append(lp)  # joined below, before anything can change it
                 size += 20 + len(lp)
                 if size >= chunk_size:
-                    chunk = b"".join(buf)
-                    h.update(chunk)
-                    yield chunk
+                    yield b"".join(buf)
                     buf, size = [], 0
             tail = _groups(value) + _idmp(value)
             buf.append(tail)
             size += len(tail)
-    buf.append(bytes((_END,)))
-    chunk = b"".join(buf)
-    h.update(chunk)
-    yield chunk + h.digest()
+    buf.append(bytes((END,)))
+    yield b"".join(buf)
 
 
 def _key_record(when: int | None, key: bytes, value: Value) -> list[bytes]:
     """A key's record (a stream's up to its nodes), after its expiry record if it has one."""
-    parts = [] if when is None else [bytes((_EXPIRY,)), _I64.pack(when)]
+    parts = [] if when is None else [bytes((EXPIRY,)), _I64.pack(when)]
     if isinstance(value, bytes):
-        parts += [bytes((_TYPE_STRING,)), _U32.pack(len(key)), key, _U32.pack(len(value)), value]
+        parts += [bytes((TYPE_STRING,)), _U32.pack(len(key)), key, _U32.pack(len(value)), value]
     elif isinstance(value, deque):
-        parts += [bytes((_TYPE_LIST,)), _U32.pack(len(key)), key, _U32.pack(len(value))]
+        parts += [bytes((TYPE_LIST,)), _U32.pack(len(key)), key, _U32.pack(len(value))]
         parts += [_U32.pack(len(item)) + item for item in value]
     elif isinstance(value, set):
-        parts += [bytes((_TYPE_SET,)), _U32.pack(len(key)), key, _U32.pack(len(value))]
+        parts += [bytes((TYPE_SET,)), _U32.pack(len(key)), key, _U32.pack(len(value))]
         parts += [_U32.pack(len(member)) + member for member in sorted(value)]
     else:
-        parts += [bytes((_TYPE_STREAM,)), _U32.pack(len(key)), key, _stream_meta(value)]
+        parts += [bytes((TYPE_STREAM,)), _U32.pack(len(key)), key, _stream_meta(value)]
     return parts
 
 
@@ -162,7 +186,7 @@ def _groups(s: Stream) -> bytes:
         for entry_id, nack in g.pel.items():
             parts += [entry_id.key(), _I64.pack(nack.delivery_time), _I64.pack(nack.delivery_count)]
             if nack.consumer is None:
-                parts.append(_NO_OWNER)
+                parts.append(NO_OWNER)
             else:
                 parts += [_U32.pack(len(nack.consumer.name)), nack.consumer.name]
         parts.append(_U32.pack(len(g.nacked)))
@@ -187,12 +211,11 @@ def copy_value(value: Value) -> Value:
         return deque(value)
     if isinstance(value, set):
         return set(value)
-    parts = [_stream_meta(value)]
+    parts: list[bytes | bytearray] = [_stream_meta(value)]
     for nkey, lp in value.nodes():
-        parts += [nkey, _U32.pack(len(lp)), bytes(lp)]
+        parts += [nkey, _U32.pack(len(lp)), lp]
     data = b"".join([*parts, _groups(value), _idmp(value)])
-    copy, end = _stream(memoryview(data), 0, False, VERSION)
-    assert end == len(data)
+    copy = Loader(1, hashed=False).stream_of(data)
     copy.foreign_nodes = value.foreign_nodes  # the same nodes: built under the same limits
     return copy
 
@@ -202,7 +225,7 @@ def dump(engine: _Protocol) -> bytes:
 
 
 def _stream_meta(s: Stream) -> bytes:
-    return _META.pack(
+    return META.pack(
         s.length,
         s.entries_added,
         s.last_id.key(),
@@ -225,6 +248,15 @@ def restore(engine: _Protocol, data: bytes, deep: bool = False) -> None:
     engine.settings.load(values)
 
 
+def restore_from(engine: _Protocol, loader: Loader) -> None:
+    """The same from a Loader fed every piece (`Loader(len(engine.dbs))`): SnapshotError,
+    and the engine untouched, unless it finishes whole with its checksum matching."""
+    assert len(loader.dbs) == len(engine.dbs)
+    engine.dbs[:], values = loader.finish()
+    engine.foreign_layout = True
+    engine.settings.load(values)
+
+
 def load(data: bytes, deep: bool = False, databases: int = 16) -> list[Keyspace]:
     """Parse and verify a snapshot into `databases` new keyspaces (see load_all)."""
     return load_all(data, deep, databases)[0]
@@ -239,205 +271,26 @@ def load_all(
     The checksum vouches for the bytes; structure is checked cheaply (headers, counters,
     node order, length), or fully with `deep` (every element and backlen, as check_integrity).
     """
-    hdr = _HDR.size
-    if len(data) < hdr + 1 + _SUM_SIZE:
+    hdr = HDR.size
+    if len(data) < hdr:
         raise SnapshotError("snapshot truncated: shorter than its header and checksum")
-    magic, version = _HDR.unpack_from(data)
+    magic, version = HDR.unpack_from(data)
     if magic != MAGIC:
         raise SnapshotError("not an xstream snapshot (bad magic)")
-    if version not in (1, 2, 3, VERSION):
+    if version not in VERSIONS:
         raise SnapshotError(f"unsupported snapshot version {version} (this build reads {VERSION})")
-    body, checksum = data[:-_SUM_SIZE], data[-_SUM_SIZE:]
-    if hashlib.blake2b(body, digest_size=_SUM_SIZE).digest() != checksum:
+    size = sum_size(version)
+    if len(data) < hdr + 1 + size:
+        raise SnapshotError("snapshot truncated: shorter than its header and checksum")
+    view = memoryview(data)
+    if _checksum(version, view[:-size]) != view[-size:]:
         raise SnapshotError("snapshot checksum mismatch: the file is corrupt or truncated")
-    try:
-        return _parse(memoryview(body), hdr, deep, version, databases)
-    except (struct.error, ValueError, IndexError, AssertionError) as e:
-        raise SnapshotError(f"snapshot structure is invalid: {e}") from None
+    loader = Loader(databases, deep, hashed=False)  # checked just above, before any parsing
+    loader.feed(data)
+    return loader.finish()
 
 
-def _parse(
-    body: memoryview, pos: int, deep: bool, version: int, databases: int
-) -> tuple[list[Keyspace], dict[bytes, int]]:
-    dbs = [Keyspace() for _ in range(databases)]
-    db, ks = 0, dbs[0]
-    values: dict[bytes, int] = {}
-    when: int | None = None  # the expiry record's time, for the next key
-    while True:
-        kind = body[pos]
-        pos += 1
-        if kind == _EXPIRY and version >= 4 and when is None:
-            (when,) = _I64.unpack_from(body, pos)
-            pos += 8
-            continue
-        if when is not None and kind not in (_TYPE_STRING, _TYPE_STREAM, _TYPE_LIST, _TYPE_SET):
-            raise ValueError("an expiry record not followed by a key")
-        if kind == _END:
-            if pos != len(body):
-                raise ValueError("bytes after the end marker")
-            return dbs, values
-        if kind == _SELECT_DB and version >= 3:
-            (n,) = _U32.unpack_from(body, pos)
-            pos += 4
-            if n >= databases:
-                raise ValueError(f"db {n} is beyond this engine's {databases} databases")
-            if n < db or (n == db and len(ks)):
-                raise ValueError(f"db {n} out of order")
-            db, ks = n, dbs[n]
-            continue
-        key, pos = _bytes(body, pos)
-        if kind == _TYPE_SETTING and version >= 3:
-            raw, pos = _bytes(body, pos)
-            values[key] = _setting(key, raw)
-            continue
-        if key in ks.data:
-            raise ValueError(f"duplicate key {key!r}")
-        if kind == _TYPE_STRING:
-            value, pos = _bytes(body, pos)
-            ks.set(key, value, when)
-        elif kind == _TYPE_STREAM:
-            s, pos = _stream(body, pos, deep, version)
-            ks.set(key, s, when)
-        elif kind == _TYPE_LIST and version >= 4:
-            (count,) = _U32.unpack_from(body, pos)
-            items: deque[bytes] = deque()
-            pos += 4
-            for _ in range(count):
-                item, pos = _bytes(body, pos)
-                items.append(item)
-            ks.set(key, items, when)
-        elif kind == _TYPE_SET and version >= 4:
-            members, pos = _members(body, pos)
-            ks.set(key, members, when)
-        else:
-            raise ValueError(f"unknown record type {kind}")
-        when = None
-
-
-def _setting(name: bytes, raw: bytes) -> int:
-    if name not in settings.SETTINGS:
-        raise ValueError(f"unknown setting {name!r}")
-    try:
-        return settings.parse(name, raw)
-    except StreamError as e:
-        raise ValueError(f"setting {name!r}: {e.message}") from None
-
-
-def _bytes(body: memoryview, pos: int) -> tuple[bytes, int]:
-    (n,) = _U32.unpack_from(body, pos)
-    end = pos + 4 + n
-    if end > len(body):
-        raise ValueError("record overruns the snapshot")
-    return bytes(body[pos + 4 : end]), end
-
-
-def _members(body: memoryview, pos: int) -> tuple[set[bytes], int]:
-    """A set record's count and members; a repeated member is a damaged snapshot."""
-    (count,) = _U32.unpack_from(body, pos)
-    pos += 4
-    members: set[bytes] = set()
-    for _ in range(count):
-        member, pos = _bytes(body, pos)
-        members.add(member)
-    if len(members) != count:
-        raise ValueError("a set record repeats a member")
-    return members, pos
-
-
-def _stream(body: memoryview, pos: int, deep: bool, version: int) -> tuple[Stream, int]:
-    meta_struct = _META if version >= 2 else _META_V1
-    meta = list(meta_struct.unpack_from(body, pos))
-    pos += meta_struct.size
-    s = Stream()
-    if version >= 2:
-        s.max_trimmed_entry_id = StreamID.from_key(meta.pop(5))
-    s.length, s.entries_added = meta[0], meta[1]
-    s.last_id = StreamID.from_key(meta[2])
-    s.first_id = StreamID.from_key(meta[3])
-    s.max_deleted_entry_id = StreamID.from_key(meta[4])
-    s.idmp_duration, s.idmp_maxsize, s.iids_added, s.iids_duplicates = meta[5:9]
-    prev = b""
-    live_total = 0
-    for _ in range(meta[9]):
-        nkey = bytes(body[pos : pos + 16])
-        if len(nkey) != 16 or nkey <= prev:
-            raise ValueError("node keys out of order")
-        prev = nkey
-        lp_bytes, pos = _bytes(body, pos + 16)
-        lp = bytearray(lp_bytes)
-        live_total += _check_node(lp)
-        s.rax.insert(nkey, lp)
-    if live_total != s.length:
-        raise ValueError(f"stream length {s.length} != live entries {live_total}")
-    pos = _load_groups(body, pos, s)
-    (nrecords,) = _U32.unpack_from(body, pos)
-    pos += 4
-    for _ in range(nrecords):
-        pid, pos = _bytes(body, pos)
-        iid, pos = _bytes(body, pos)
-        s.idmp.setdefault(pid, {})[iid] = s.idmp_order[(pid, iid)] = StreamID.from_key(
-            bytes(body[pos : pos + 16])
-        )
-        pos += 16
-    if deep:
-        check_stream(s)
-    return s, pos
-
-
-def _load_groups(body: memoryview, pos: int, s: Stream) -> int:
-    (ngroups,) = _U32.unpack_from(body, pos)
-    pos += 4
-    for _ in range(ngroups):
-        name, pos = _bytes(body, pos)
-        last_id = StreamID.from_key(bytes(body[pos : pos + 16]))
-        (entries_read,) = _I64.unpack_from(body, pos + 16)
-        g = ConsumerGroup(name, last_id, entries_read, s.cgroups_ref)
-        if name in s.cgroups:
-            raise ValueError(f"duplicate group {name!r}")
-        s.cgroups[name] = g
-        (nconsumers,) = _U32.unpack_from(body, pos + 24)
-        pos += 28
-        for _ in range(nconsumers):
-            cname, pos = _bytes(body, pos)
-            seen, active = _I64.unpack_from(body, pos)[0], _I64.unpack_from(body, pos + 8)[0]
-            pos += 16
-            if cname in g.consumers:
-                raise ValueError(f"duplicate consumer {cname!r}")
-            g.create_consumer(cname, seen).active_time = active
-        (npel,) = _U32.unpack_from(body, pos)
-        pos += 4
-        for _ in range(npel):
-            entry_id = StreamID.from_key(bytes(body[pos : pos + 16]))
-            time, count = _I64.unpack_from(body, pos + 16)[0], _I64.unpack_from(body, pos + 24)[0]
-            pos += 32
-            owner = None
-            if bytes(body[pos : pos + 4]) == _NO_OWNER:
-                pos += 4
-            else:
-                oname, pos = _bytes(body, pos)
-                owner = g.consumers.get(oname)
-                if owner is None:
-                    raise ValueError(f"PEL entry owned by unknown consumer {oname!r}")
-            if entry_id in g.pel:
-                raise ValueError(f"duplicate PEL entry {entry_id}")
-            g.add_pending(entry_id, owner, time, count)
-        (nnacked,) = _U32.unpack_from(body, pos)
-        pos += 4
-        order = [
-            StreamID.from_key(bytes(body[pos + 16 * k : pos + 16 * k + 16])) for k in range(nnacked)
-        ]
-        pos += 16 * nnacked
-        if set(order) != set(g.nacked) or len(order) != len(g.nacked):
-            raise ValueError(f"group {name!r} NACK zone disagrees with its PEL")
-        g.nacked = dict.fromkeys(order)
-    return pos
-
-
-def _check_node(lp: bytearray) -> int:
-    """Cheap structural checks of one node; returns its live count."""
-    if len(lp) < lp_.HEADER_SIZE + 1 or lp_.total_bytes(lp) != len(lp) or lp[-1] != lp_.EOF_BYTE:
-        raise ValueError("listpack header or end byte is wrong")
-    live, deleted, _ = node.counts(lp)
-    if live < 0 or deleted < 0 or live + deleted == 0:
-        raise ValueError("node counters are invalid")
-    return live
+def _checksum(version: int, body: memoryview) -> bytes:
+    if version >= 5:
+        return zlib.crc32(body).to_bytes(CRC_SIZE, "big")
+    return hashlib.blake2b(body, digest_size=BLAKE2B_SIZE).digest()

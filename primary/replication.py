@@ -29,13 +29,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import grpc
 
 from xstream import protocol
 from xstream.clock import now_ms
+from xstream.engine import snapshot
+from xstream.engine.snapload import CRC_SIZE
 from xstream.node import epochs
 from xstream.node.base import Node
 from xstream.node.logs import slog
@@ -64,6 +66,13 @@ def hello_of(msg: pb.Hello) -> peers.Hello:
         epoch=msg.epoch,
         history=epochs.history_of(protocol.epoch_pairs(msg.history)),
     )
+
+
+def _drained(chunks: list[bytes]) -> Iterator[bytes]:
+    """The chunks in order, each dropped from the list as it is taken (sent, then freed)."""
+    chunks.reverse()
+    while chunks:
+        yield chunks.pop()
 
 
 class ReplicationService(pb_grpc.ReplicationServicer):
@@ -166,7 +175,7 @@ class ReplicationService(pb_grpc.ReplicationServicer):
         users: bytes,
     ) -> AsyncIterator[pb.PrimaryMessage]:
         t0 = time.monotonic()
-        size = sum(map(len, chunks))
+        size = sum(map(len, chunks)) + CRC_SIZE
         p.full_syncs += 1
         METRICS.full_syncs.inc()
         slog(
@@ -191,10 +200,10 @@ class ReplicationService(pb_grpc.ReplicationServicer):
         )
         sent = 0
         step = max(1, len(chunks) // 10)
-        for i, chunk in enumerate(chunks):
+        for i, chunk in enumerate(snapshot.sealed(_drained(chunks))):
             yield pb.PrimaryMessage(chunk=pb.SnapshotChunk(data=chunk))
             sent += len(chunk)
-            if (i + 1) % step == 0 or i + 1 == len(chunks):
+            if (i + 1) % step == 0 or sent == size:
                 slog("full_resync_progress", replica=link.name, sent=sent, bytes=size)
         yield pb.PrimaryMessage(snapshot_end=pb.SnapshotEnd())
         slog(

@@ -3,9 +3,9 @@ backoff, translating between its messages and the Replica's plain calls (replica
 
     -> Hello                 Replica.hello()
     <- Continue              Replica.on_continue(replid, offset, epoch, history)
-    <- FullSync              Replica.on_full_sync(epoch, offset, size)
-    <- SnapshotChunk ...     gathered here (progress logged)
-    <- SnapshotEnd           Replica.on_snapshot(replid, offset, epoch, history, data, users)
+    <- FullSync              Replica.on_full_sync(replid, offset, epoch, history, users, size)
+    <- SnapshotChunk ...     Replica.on_snapshot_piece(data): loaded and written as it comes
+    <- SnapshotEnd           Replica.on_snapshot()
     <- Records               Replica.on_records(start, data, primary_offset, time_ms, ack_now)
     <- Ping                  Replica.on_ping(epoch, primary_offset, ack_now)
     -> Ack(offset, lag_ms)   whenever Replica.next_ack() says one is due
@@ -103,8 +103,6 @@ async def _sync_once(
     hello = replica.hello()
     async with _channel(replica.primary_address, tls) as channel:
         call = pb_grpc.ReplicationStub(channel).Sync(_outgoing(replica, hello), metadata=auth)
-        chunks: list[bytes] = []
-        full: pb.FullSync | None = None
         async for msg in call:
             if not replica.linked:
                 call.cancel()
@@ -124,21 +122,14 @@ async def _sync_once(
                 await replica.on_continue(
                     c.replid, c.offset, c.epoch, epochs.history_of(protocol.epoch_pairs(c.history))
                 )
-            elif kind == "full_sync":
-                full, chunks = msg.full_sync, []
-                replica.on_full_sync(full.epoch, full.offset, full.size)
             elif kind == "chunk":
-                chunks.append(msg.chunk.data)
-                if full is not None and len(chunks) % 8 == 0:
-                    slog("full_sync_progress", received=sum(map(len, chunks)), bytes=full.size)
+                replica.on_snapshot_piece(msg.chunk.data)
+            elif kind == "full_sync":
+                f = msg.full_sync
+                history = epochs.history_of(protocol.epoch_pairs(f.history))
+                replica.on_full_sync(f.replid, f.offset, f.epoch, history, f.users, f.size)
             elif kind == "snapshot_end":
-                assert full is not None
-                history = epochs.history_of(protocol.epoch_pairs(full.history))
-                data = b"".join(chunks)
-                chunks = []
-                replica.on_snapshot(full.replid, full.offset, full.epoch, history, data,
-                                    full.users)  # fmt: skip
-                full = None
+                replica.on_snapshot()
 
 
 async def _outgoing(replica: Replica, hello: Hello) -> AsyncIterator[pb.ReplicaMessage]:

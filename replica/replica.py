@@ -48,10 +48,11 @@ import time
 from collections import deque
 from typing import Any
 
-from xstream.engine import Engine, StreamError, snapshot
+from xstream.engine import Engine, SnapshotError, StreamError, snapshot
 from xstream.engine.context import Signaled
 from xstream.engine.errors import CoreError
 from xstream.engine.reply import Reply
+from xstream.engine.snapload import Loader
 from xstream.node import epochs, records, replids, users
 from xstream.node.backlog import Backlog
 from xstream.node.base import Argv, Node, Signal, log_snapshot_failure
@@ -63,6 +64,8 @@ from xstream.node.metrics import METRICS
 from xstream.node.refusals import ReadOnlyError, TryAgainError
 from xstream.node.stats import STATS
 from xstream.node.store import DiskFault, Store
+
+from .fullsync import Receiving
 
 ACK_EVERY = 0.1  # acks without a GETACK (ack_now) are sent at most this often
 CATCH_UP_WAIT = 1.0  # seconds a read behind its client's session offset waits, then TRYAGAIN
@@ -115,6 +118,7 @@ class Replica(Node):
         self._snapshotting: asyncio.Task[Any] | None = None
         self.linked = False  # run_link is following the primary
         self.damage: Damage | None = None  # set aside at start; cleared once synced again
+        self.receiving: Receiving | None = None  # a full sync's snapshot, as it arrives
         store.on_fault = self._on_disk_fault
 
     @property
@@ -175,9 +179,11 @@ class Replica(Node):
         self.linked = True
 
     def link_stopped(self, why: str) -> None:
-        """The link's stream ended (`why` is logged by the link); acks stop until the next."""
+        """The link's stream ended (`why` is logged by the link); acks stop until the next,
+        and a full sync it broke off is forgotten."""
         self.link = "down"
         self._acking = False
+        self._drop_receiving()
 
     def stop_link(self) -> None:
         """No more messages are applied; the link returns at its next step."""
@@ -238,11 +244,49 @@ class Replica(Node):
         if ack_now:
             self._ack_now.fire()
 
-    def on_full_sync(self, epoch: int, offset: int, size: int) -> None:
-        """A full sync starts: the snapshot's chunks follow."""
+    def on_full_sync(
+        self,
+        replid: str,
+        offset: int,
+        epoch: int,
+        history: epochs.History,
+        users_record: bytes,
+        size: int,
+    ) -> None:
+        """A full sync starts: the snapshot's pieces follow (`on_snapshot_piece`), each
+        loaded and written as it comes, then `on_snapshot`. The primary's users
+        (users.encode; b"" from an older primary: ours stay) go into the snapshot's meta."""
         self.check_epoch(epoch)
+        try:
+            theirs = users.decode(users_record) if users_record else None
+        except records.CorruptRecordError as e:
+            raise Diverged(f"the full sync's users do not apply: {e}") from e
+        meta = users.meta(self.acl) if theirs is None else users.meta_of(theirs)
+        loader = Loader(len(self.engine.dbs))
+        file = self.store.receive_snapshot(offset, {"replid": replid, **meta})
         self.link = "sync"
         slog("full_sync_start", offset=offset, bytes=size)
+        self._drop_receiving()
+        self.receiving = Receiving(replid, offset, epoch, history, theirs, loader, file)
+
+    def on_snapshot_piece(self, data: bytes) -> None:
+        """One piece of the snapshot: written and parsed (Diverged if it is damaged)."""
+        sync = self.receiving
+        if sync is None:
+            raise Diverged("a snapshot piece without a full sync")
+        try:
+            sync.feed(data)
+        except SnapshotError as e:
+            self._drop_receiving()
+            raise Diverged(f"the full sync's snapshot does not load: {e}") from e
+        if sync.pieces % 8 == 0:
+            slog("full_sync_progress", received=sync.loader.size)
+
+    def _drop_receiving(self) -> None:
+        """Forget a full sync under way (its temporary file removed)."""
+        if self.receiving is not None:
+            self.receiving.discard()
+            self.receiving = None
 
     def _ack_due(self) -> bool:
         return time.monotonic() - self._last_ack >= 1.0
@@ -309,34 +353,30 @@ class Replica(Node):
             slog("damage_healed", offset=self._offset, was=self.damage.describe())
             self.damage = None
 
-    def on_snapshot(
-        self,
-        replid: str,
-        offset: int,
-        epoch: int,
-        history: epochs.History,
-        data: bytes,
-        users_record: bytes = b"",
-    ) -> None:
-        """A full sync's snapshot, whole: it replaces the data set at `offset`, and the
-        primary's users (users.encode; b"" from an older primary: ours stay) replace ours."""
-        t0 = time.monotonic()
+    def on_snapshot(self) -> None:
+        """The snapshot's end: once its checksum matched it replaces the data set at its
+        offset (its file made durable first), and the primary's users replace ours."""
+        sync = self.receiving
+        if sync is None:
+            raise Diverged("a snapshot end without a full sync")
+        offset = sync.offset
         fresh = Engine(self.engine.settings.base)
-        snapshot.restore(fresh, data)
         try:
-            theirs = users.decode(users_record) if users_record else None
-        except records.CorruptRecordError as e:
-            raise Diverged(f"the full sync's users do not apply: {e}") from e
+            snapshot.restore_from(fresh, sync.loader)
+        except SnapshotError as e:
+            self._drop_receiving()
+            raise Diverged(f"the full sync's snapshot does not load: {e}") from e
+        self.receiving = None
+        t0 = time.monotonic()
         replids.forget(self.store.dir)
-        meta = users.meta(self.acl) if theirs is None else users.meta_of(theirs)
-        self.store.reset(offset, data, {"replid": replid, **meta})
-        self._adopt(epoch, history)
+        self.store.install_snapshot(sync.file.close())
+        self._adopt(sync.epoch, sync.history)
         self.backlog = Backlog(self.backlog.capacity, offset)
-        replids.save(self.store.dir, {"replid": replid})
-        self.replid = replid
+        replids.save(self.store.dir, {"replid": sync.replid})
+        self.replid = sync.replid
         self.engine.adopt(fresh)
-        if theirs is not None:
-            users.install(self.acl, theirs)
+        if sync.users is not None:
+            users.install(self.acl, sync.users)
         self._offset = self.received = self.primary_offset = offset
         self.pending = b""
         self.full_syncs += 1
@@ -350,9 +390,10 @@ class Replica(Node):
         slog(
             "full_sync_done",
             offset=offset,
-            bytes=len(data),
+            bytes=sync.loader.size,
             keys=self.engine.key_count(),
-            load_seconds=round(time.monotonic() - t0, 3),
+            seconds=round(time.monotonic() - sync.started, 3),
+            install_seconds=round(time.monotonic() - t0, 3),
         )
 
     def on_records(

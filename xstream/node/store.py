@@ -49,6 +49,7 @@ from typing import Any
 
 from xstream.engine import Engine, SnapshotError, snapshot
 from xstream.engine.errors import CoreError
+from xstream.engine.snapload import Loader
 from xstream.node import records
 from xstream.node.damage import CorruptLog, Damage, stop_reason, torn_tail
 from xstream.node.logs import slog
@@ -58,6 +59,7 @@ META_MAGIC = b"XSMETA1\n"
 _U32 = struct.Struct("<I")
 FSYNC_POLICIES = ("always", "everysec", "no")
 DEFAULT_RESERVE = 64 << 20  # free bytes kept on the data directory's file system
+_READ = 1 << 20  # a snapshot file is read and parsed this many bytes at a time
 
 
 class DiskFault(CoreError):  # noqa: N818 (a state of the store)
@@ -83,6 +85,32 @@ class SnapshotFile:
     offset: int  # the replication offset it is the state at
     tmp: Path  # snapshot-<offset>.xsnap.tmp<n>; renamed to snapshot-<offset>.xsnap
     size: int  # bytes
+
+
+class SnapshotWriter:
+    """A snapshot file being written piece by piece (Store.receive_snapshot)."""
+
+    def __init__(self, file: SnapshotFile, fd: int) -> None:
+        self.file = file  # its offset, temporary path and bytes so far
+        self.fd = fd  # open for writing; -1 once closed
+
+    def write(self, data: bytes) -> None:
+        """Append a piece (to the page cache; install_snapshot fsyncs). OSError: discard."""
+        _write_all(self.fd, data)
+        self.file.size += len(data)
+
+    def close(self) -> SnapshotFile:
+        os.close(self.fd)
+        self.fd = -1
+        return self.file
+
+    def discard(self) -> None:
+        """Close and remove the temporary file (a sync that failed or broke off)."""
+        if self.fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = -1
+        self.file.tmp.unlink(missing_ok=True)
 
 
 def _name(prefix: str, offset: int, suffix: str) -> str:
@@ -245,14 +273,19 @@ class Store:
         return rec
 
     def _load_snapshot(self, engine: Engine, path: Path) -> dict[str, Any]:
-        data = path.read_bytes()
-        if not data.startswith(META_MAGIC):
-            raise SnapshotError("not an xstream snapshot file")
-        (n,) = _U32.unpack_from(data, len(META_MAGIC))
-        start = len(META_MAGIC) + 4
-        meta: dict[str, Any] = json.loads(data[start : start + n])
+        """The file's meta; its snapshot loaded into `engine`, read and parsed ~1 MiB at a
+        time (never the whole file in memory besides the state it holds)."""
         fresh = Engine(engine.settings.base)
-        snapshot.restore(fresh, data[start + n :])
+        loader = Loader(len(fresh.dbs))
+        with path.open("rb") as f:
+            head = f.read(len(META_MAGIC) + 4)
+            if not head.startswith(META_MAGIC) or len(head) < len(META_MAGIC) + 4:
+                raise SnapshotError("not an xstream snapshot file")
+            (n,) = _U32.unpack_from(head, len(META_MAGIC))
+            meta: dict[str, Any] = json.loads(f.read(n))
+            while piece := f.read(_READ):
+                loader.feed(piece)
+        snapshot.restore_from(fresh, loader)
         engine.adopt(fresh)
         return meta
 
@@ -637,11 +670,29 @@ class Store:
         slog("snapshot_written", offset=snap.offset, bytes=snap.size, file=final.name)
 
     def reset(self, offset: int, snapshot_bytes: bytes, meta: dict[str, Any]) -> None:
-        """A replica's full sync: the received snapshot becomes the whole data set at `offset`."""
+        """A replica's full sync, whole: the snapshot becomes the whole data set at `offset`."""
+        self.install_snapshot(self._write_snapshot(offset, meta, (snapshot_bytes,)))
+
+    def receive_snapshot(self, offset: int, meta: dict[str, Any]) -> SnapshotWriter:
+        """A replica's full sync as it arrives: the snapshot file at `offset` (META magic and
+        meta written now), its pieces written as they come (SnapshotWriter.write); then
+        `install_snapshot`, or `discard`. OSError if it cannot be created."""
+        head = json.dumps({**meta, "offset": offset}).encode()
+        self._temporaries += 1
+        tmp = self.dir / f"{_name('snapshot', offset, '.xsnap')}.tmp{self._temporaries}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        writer = SnapshotWriter(SnapshotFile(offset, tmp, 0), fd)
+        writer.write(META_MAGIC + _U32.pack(len(head)) + head)
+        return writer
+
+    def install_snapshot(self, snap: SnapshotFile) -> None:
+        """A received snapshot (closed) becomes the whole data set at its offset: made
+        durable, then everything else is deleted and the log starts there."""
+        offset = snap.offset
         for old in self.snapshots():
             if _offset_of(old) > offset:  # from a history this one replaces
                 old.unlink(missing_ok=True)
-        self.finish_snapshot(self._write_snapshot(offset, meta, (snapshot_bytes,)))
+        self.finish_snapshot(snap)
         for seg in self.segments():
             if _offset_of(seg) != offset:
                 seg.unlink(missing_ok=True)
