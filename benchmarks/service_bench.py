@@ -82,7 +82,16 @@ from typing import Any, TypeVar
 import grpc
 import redis
 from redis.typing import EncodableT, FieldT
-from sides import OffsetSampler, free_port, machine
+from sides import (
+    OffsetSampler,
+    Row,
+    Target,
+    free_port,
+    machine,
+    print_table,
+    ratio_at_least,
+    ratio_at_most,
+)
 
 from xstream.client import Client
 from xstream.v1 import xstream_pb2 as pb
@@ -406,39 +415,9 @@ def redis_benchmark(args: argparse.Namespace, port: int, *words: str) -> tuple[f
 # -- results -----------------------------------------------------------------------------------
 
 
-@dataclass
-class Row:
-    measure: str
-    mine: float | None
-    theirs: float | None
-    unit: str  # "/s" (higher is better), "s" (lower is better), "ms"
-    target: str = "-"
-    note: str = ""
-    label_mine: str = ""  # shown instead of a number when set
-    label_theirs: str = ""
-
-    @property
-    def ratio(self) -> float | None:
-        if self.mine is None or not self.theirs:
-            return None
-        return self.mine / self.theirs
-
-
-def fmt(v: float | None, unit: str) -> str:
-    if v is None:
-        return "-"
-    if unit == "s":
-        return f"{v:.2f} s"
-    if unit == "ms":
-        return f"{v:.1f} ms"
-    return f"{v:,.0f}{unit}"
-
-
 def show(row: Row) -> Row:
-    ratio = f"{row.ratio:.2f}x" if row.ratio is not None else "-"
-    mine = row.label_mine or fmt(row.mine, row.unit)
-    theirs = row.label_theirs or fmt(row.theirs, row.unit)
-    progress(f"  => {row.measure}: xstream {mine}, redis {theirs}, ratio {ratio}")
+    measure, mine, theirs, ratio, *_ = row.cells()
+    progress(f"  => {measure}: xstream {mine}, redis {theirs}, ratio {ratio}")
     return row
 
 
@@ -1115,7 +1094,7 @@ def unary_rows(x: XFigures, r: RedisFigures) -> list[Row]:
             x.unary_stub,
             r.unary_bench,
             " ops/s",
-            ">= 0.12x",
+            ratio_at_least(0.12),
         ),
         Row("2b. Unary XADD: Client.xadd vs redis-py xadd", x.unary_client, r.unary_py, " ops/s"),
     ]
@@ -1128,7 +1107,7 @@ def xrange_rows(x: XFigures, r: RedisFigures, n: int) -> list[Row]:
             x.xrange_client,
             r.xrange_py,
             " calls/s",
-            ">= 0.3x",
+            ratio_at_least(0.3),
         ),
         Row(
             "3b. XRANGE COUNT 100: raw stub Execute (paging) vs redis-benchmark -c 1",
@@ -1158,7 +1137,7 @@ def lag_row(best: IngestResult, r: RedisFigures) -> Row:
         best.sampled_lag[1],
         r.lag[1] if r.lag is not None else None,
         "ms",
-        "p99 <= 150 ms",
+        Target("p99 <= 150 ms", bound=150.0),
         note=f"xstream replicas' own apply_lag p50 / p99 {lag_label(applied)}; "
         f"primary-reported lag_ms max {best.max_lag_ms}",
         label_mine=lag_label(best.sampled_lag),
@@ -1172,23 +1151,9 @@ def resync_row(x: XFigures, r: RedisFigures, n: int) -> Row:
         x.resync_s,
         r.resync_s,
         "s",
-        "<= 1.0x",
+        ratio_at_most(1.0),
         note=f"xstream replica's own sync {x.resync_inner_s:.2f}s (log)",
     )
-
-
-def print_table(rows: Sequence[Row]) -> None:
-    print()
-    print("| Measure | xstream | redis | ratio | target |")
-    print("|---|---:|---:|---:|---|")
-    for row in rows:
-        ratio = f"{row.ratio:.2f}x" if row.ratio is not None else "-"
-        mine = row.label_mine or fmt(row.mine, row.unit)
-        theirs = row.label_theirs or fmt(row.theirs, row.unit)
-        measure = row.measure + (f" ({row.note})" if row.note else "")
-        print(f"| {measure} | {mine} | {theirs} | {ratio} | {row.target} |")
-    print()
-    print("ratio = xstream / redis: above 1 is better for rates, below 1 is better for times.")
 
 
 # -- command line ------------------------------------------------------------------------------

@@ -15,7 +15,9 @@ import path).
     cpu_seconds(pid)          user + system CPU of a process so far (/proc/PID/stat)
     rss_mb(pid), status_kib   VmRSS and the other fields of /proc/PID/status
     machine()                 "nproc 2, load average 1.52 0.98 0.71": what shares the cores
-    OffsetSampler(poll)       replication lag measured alike on both kinds of server (below)
+    OffsetSampler(...)        replication lag measured alike on both kinds of server (below)
+    Row, Target, print_table  the closing markdown table: Measure | xstream | redis | ratio |
+                              target | met?
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ import sys
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import redis
@@ -267,3 +270,78 @@ class OffsetSampler:
             return lags[min(len(lags) - 1, int(p * len(lags)))]
 
         return pct(0.5), pct(0.99)
+
+
+# -- the closing table -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """A row's goal: `ratio op bound` (on_ratio), or `xstream's figure op bound`; a goal with
+    no bound is only said (met? shows -)."""
+
+    text: str
+    on_ratio: bool = False
+    at_least: bool = False
+    bound: float | None = None
+
+    def met(self, ratio: float | None, value: float | None) -> bool | None:
+        got = ratio if self.on_ratio else value
+        if got is None or self.bound is None:
+            return None
+        return got >= self.bound if self.at_least else got <= self.bound
+
+
+def ratio_at_least(x: float) -> Target:
+    return Target(f">= {x}x", on_ratio=True, at_least=True, bound=x)
+
+
+def ratio_at_most(x: float) -> Target:
+    return Target(f"<= {x}x", on_ratio=True, bound=x)
+
+
+@dataclass
+class Row:
+    measure: str
+    mine: float | None  # xstream's figure (the one an absolute target judges)
+    theirs: float | None  # redis-server's
+    unit: str  # "s", "ms", "µs", "MB", or a suffix of a count: "/s", " B/entry", ...
+    target: Target | None = None
+    note: str = ""  # printed after the measure, in parentheses
+    label_mine: str = ""  # printed instead of the number when set
+    label_theirs: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        if self.mine is None or not self.theirs:
+            return None
+        return self.mine / self.theirs
+
+    def cells(self) -> list[str]:
+        """Measure, xstream, redis, ratio, target, met?"""
+        met = self.target.met(self.ratio, self.mine) if self.target else None
+        return [
+            self.measure + (f" ({self.note})" if self.note else ""),
+            self.label_mine or fmt(self.mine, self.unit),
+            self.label_theirs or fmt(self.theirs, self.unit),
+            f"{self.ratio:.2f}x" if self.ratio is not None else "-",
+            self.target.text if self.target else "-",
+            {True: "yes", False: "no", None: "-"}[met],
+        ]
+
+
+def fmt(v: float | None, unit: str) -> str:
+    if v is None:
+        return "-"
+    digits = {"s": 2, "µs": 2, "ms": 1, "MB": 1}.get(unit)
+    if digits is not None:
+        return f"{v:.{digits}f} {unit}"
+    return f"{v:,.0f}{unit}"
+
+
+def print_table(rows: Sequence[Row]) -> None:
+    print("\n| Measure | xstream | redis | ratio | target | met? |")
+    print("|---|---:|---:|---:|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row.cells()) + " |")
+    print("\nratio = xstream / redis: above 1 is better for rates, below 1 for times, bytes, CPU.")

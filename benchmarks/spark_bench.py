@@ -27,6 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,7 @@ def loop_rate(c: Any, n: int, fetch: int) -> float:
     return n / (time.perf_counter() - t0)
 
 
-def main() -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--entries", type=int, default=1_000_000)
     p.add_argument("--runs", type=int, default=3)
@@ -86,17 +87,33 @@ def main() -> int:
     p.add_argument("--partitions", type=int, default=4, help="minPartitions of the read")
     p.add_argument("--fsync", default="everysec")
     p.add_argument("--redis-server", default="redis-server")
-    args = p.parse_args()
+    args = p.parse_args(argv)
     # service_bench's helpers read these settings.
     args.backlog_bytes = 0
     args.redis_no_aof = False
     args.redis_diskless_sync_delay = 0
+    return args
+
+
+def main() -> int:
+    args = parse_args()
     with tempfile.TemporaryDirectory(prefix="xstream-spark-bench-") as tmp:
         procs = Procs(Path(tmp))
         try:
-            return run(args, procs, Path(tmp))
+            report(args, run(args, procs, Path(tmp)))
         finally:
             procs.stop_all()
+    return 0
+
+
+@dataclass
+class SparkFigures:
+    """rows/s of each run."""
+
+    counts: list[float]  # spark count()
+    groups: list[float]  # spark groupBy(fields['action']).count()
+    x_loop: list[float]  # xstream Client paging XRANGE on a replica
+    r_loop: list[float]  # redis-py paging XRANGE on redis-server
 
 
 def spark_rates(
@@ -138,7 +155,7 @@ def spark_rates(
     return counts, groups
 
 
-def run(args: argparse.Namespace, procs: Procs, workdir: Path) -> int:
+def run(args: argparse.Namespace, procs: Procs, workdir: Path) -> SparkFigures:
     n = args.entries
     cluster = XCluster(procs, workdir, "x", args)
     cluster.start_primary(2)
@@ -164,22 +181,24 @@ def run(args: argparse.Namespace, procs: Procs, workdir: Path) -> int:
     finally:
         spark.stop()
     xc.close()
+    return SparkFigures(counts, groups, x_loop, r_loop)
 
+
+def report(args: argparse.Namespace, fig: SparkFigures) -> None:
     def fmt(vals: list[float]) -> str:
         return f"best {max(vals):>10,.0f}  median {statistics.median(vals):>10,.0f} rows/s"
 
     print(
-        f"\nSpark batch read of {n:,} entries from 2 replicas ({args.partitions} partitions, "
-        f"fetch {args.fetch:,}), this machine ({os.cpu_count()} cores)"
+        f"\nSpark batch read of {args.entries:,} entries from 2 replicas ({args.partitions} "
+        f"partitions, fetch {args.fetch:,}), this machine ({os.cpu_count()} cores)"
     )
-    print(f"  spark count()                 {fmt(counts)}")
-    print(f"  spark groupBy(action).count() {fmt(groups)}")
-    print(f"  xstream Client XRANGE loop    {fmt(x_loop)}")
-    print(f"  redis-py XRANGE loop (redis)  {fmt(r_loop)}")
-    print(f"  spark count / xstream loop    {max(counts) / max(x_loop):.2f}x")
-    print(f"  spark count / redis loop      {max(counts) / max(r_loop):.2f}x")
-    print(f"  xstream loop / redis loop     {max(x_loop) / max(r_loop):.2f}x")
-    return 0
+    print(f"  spark count()                 {fmt(fig.counts)}")
+    print(f"  spark groupBy(action).count() {fmt(fig.groups)}")
+    print(f"  xstream Client XRANGE loop    {fmt(fig.x_loop)}")
+    print(f"  redis-py XRANGE loop (redis)  {fmt(fig.r_loop)}")
+    print(f"  spark count / xstream loop    {max(fig.counts) / max(fig.x_loop):.2f}x")
+    print(f"  spark count / redis loop      {max(fig.counts) / max(fig.r_loop):.2f}x")
+    print(f"  xstream loop / redis loop     {max(fig.x_loop) / max(fig.r_loop):.2f}x")
 
 
 if __name__ == "__main__":
