@@ -29,10 +29,11 @@ and at the end of each part, and again beside the table.
           the first N, marginal per entry from N to 3N, the idle RSS and what it is (private
           and file-backed, and the mappings holding most of it).
   xrange  here: N entries in a lone primary of each; one redis-py client pages through them
-          with XRANGE key (last-id + COUNT 10000, pass after pass until the server used
-          --xrange-cpu seconds of CPU; the server's CPU (user + system, /proc/PID/stat) per
-          entry returned. xstream twice: on its RESP port (the same client and command as
-          redis-server's) and on its gRPC edge (Client.xrange, the Spark source's path).
+          with `XRANGE key (last-id + COUNT 10000`, pass after pass until the server used
+          --xrange-cpu seconds of CPU or --xrange-wall seconds went by; the server's CPU
+          (user + system, /proc/PID/stat) per entry returned. xstream twice: on its RESP port
+          (the same client and command as redis-server's) and on its gRPC edge
+          (Client.xrange, the Spark source's path).
   spark   spark_bench.py: N entries in a primary with 2 replicas; spark.read.format("xstream")
           from both replicas in local[2], count(), best of --spark-runs, rows/s. Redis has no
           Spark source: beside it redis-py paging XRANGE COUNT 10000 on a redis-server holding
@@ -264,7 +265,10 @@ def server_us_per_entry(
         passes += 1
         used = cpu_seconds(pid) - before
         if used >= cpu or time.monotonic() - t0 >= wall:
-            return used / (n * passes) * 1e6, f"{passes} passes, {used:.2f} s CPU"
+            us = used / (n * passes) * 1e6
+            how = f"{passes} passes, {used:.2f} s CPU in {time.monotonic() - t0:.1f} s"
+            print(f"xrange: {us:.2f} µs per entry ({how})", flush=True)
+            return us, how
 
 
 @contextmanager
@@ -406,14 +410,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--xrange-cpu",
         type=float,
-        default=2.0,
-        help="server CPU seconds per XRANGE figure, at least (default 2)",
+        default=1.0,
+        help="server CPU seconds per XRANGE figure, at least (default 1)",
     )
     p.add_argument(
         "--xrange-wall",
         type=float,
-        default=60.0,
-        help="seconds per XRANGE figure, at most (default 60)",
+        default=30.0,
+        help="seconds per XRANGE figure, at most (default 30)",
     )
     args = p.parse_args(argv)
     args.parts = [w.strip() for w in args.parts.split(",") if w.strip()]
