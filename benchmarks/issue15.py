@@ -84,7 +84,7 @@ PAGE = 10_000  # XRANGE COUNT of the xrange part (and the Spark part's fetch siz
 Pager = Callable[[Any], Sequence[Any] | None]  # XRANGE key <start> + COUNT PAGE -> entries
 
 
-# -- the table ---------------------------------------------------------------------------------
+# -- parts and the closing table ---------------------------------------------------------------
 
 
 @dataclass
