@@ -33,6 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from pyspark.errors import PySparkRuntimeError
 from service_bench import KEY, Procs, XCluster, progress, start_redis
 
 from xstream.client import Client
@@ -173,15 +174,28 @@ def run(args: argparse.Namespace, procs: Procs, workdir: Path) -> SparkFigures:
     x_loop = [loop_rate(xc, n, args.fetch) for _ in range(args.runs)]
     r_loop = [loop_rate(redis_node.client, n, args.fetch) for _ in range(args.runs)]
 
-    progress("spark: starting local[2]")
-    # The full JIT (no quick_start): C1-only code would slow the measured runs.
-    spark = session.local("xstream-spark-bench", memory="4g")
+    spark = start_spark()
     try:
         counts, groups = spark_rates(spark, args, replicas, xc)
     finally:
         spark.stop()
     xc.close()
     return SparkFigures(counts, groups, x_loop, r_loop)
+
+
+def start_spark() -> Any:
+    """local[2], tried twice: on a busy machine the JVM now and then exits before it tells
+    PySpark its port (JAVA_GATEWAY_EXITED), and a second launch then starts."""
+    for attempt in (1, 2):
+        progress("spark: starting local[2]")
+        try:
+            # The full JIT (no quick_start): C1-only code would slow the measured runs.
+            return session.local("xstream-spark-bench", memory="4g")
+        except PySparkRuntimeError as e:
+            if attempt == 2 or "JAVA_GATEWAY_EXITED" not in str(e):
+                raise
+            progress(f"  the JVM did not start ({e}); once more")
+    raise AssertionError("unreachable")
 
 
 def report(args: argparse.Namespace, fig: SparkFigures) -> None:
