@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import os
 import subprocess
 import sys
 import tempfile
@@ -39,15 +38,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import redis
-from sides import RedisSide, Side, XstreamSide, wait_for
+from redis.typing import EncodableT, FieldT
+from sides import RedisSide, Side, XstreamSide, cpu_seconds, fill, machine, wait_for
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 FIELDS = ["user_id", "__rand_int__", "action", "click", "amount", "42"]
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime
 
 
 def redis_benchmark(port: int, n: int, clients: int, pipeline: int, command: list[str]) -> float:
@@ -60,20 +54,17 @@ def redis_benchmark(port: int, n: int, clients: int, pipeline: int, command: lis
 
 def redis_py_unary(port: int, n: int, key: str) -> float:
     r = redis.Redis(port=port)
-    fields = {"user_id": "123456789012", "action": "click", "amount": "42"}
+    fields: dict[FieldT, EncodableT] = {
+        "user_id": "123456789012",
+        "action": "click",
+        "amount": "42",
+    }
     start = time.perf_counter()
     for _ in range(n):
         r.xadd(key, fields)
     elapsed = time.perf_counter() - start
     r.close()
     return n / elapsed
-
-
-def fill(port: int, key: str, entries: int) -> None:
-    pipe = redis.Redis(port=port).pipeline(transaction=False)
-    for i in range(entries):
-        pipe.xadd(key, {"user_id": str(i), "action": "click", "amount": "42"})
-    pipe.execute()
 
 
 Measure = tuple[str, int, Callable[[Side, str, int], float]]
@@ -122,7 +113,7 @@ def main() -> int:
     p.add_argument("-n", type=int, default=100_000, help="scale: requests per measure")
     p.add_argument("--event-loop", default="auto", help="the xstream nodes' --event-loop")
     args = p.parse_args()
-    print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}", flush=True)
+    print(machine(), flush=True)
     with tempfile.TemporaryDirectory(prefix="resp-bench-") as d:
         tmp = Path(d)
         sides: list[XstreamSide | RedisSide] = []
@@ -130,7 +121,7 @@ def main() -> int:
             sides.append(XstreamSide(tmp, ["--event-loop", args.event_loop]))
             sides.append(RedisSide(tmp))
             for side in sides:
-                fill(side.port, "benchr", 1000)
+                fill(side.port, "benchr", 0, 1000)
             print(f"{'measure':44} {'xstream/s':>10} {'redis/s':>10} {'ratio':>6} "
                   f"{'cpu us/req x':>13} {'r':>6}")  # fmt: skip
             alone, replicated = measures(args.n)
@@ -145,7 +136,7 @@ def main() -> int:
         finally:
             for side in sides:
                 side.stop()
-    print(f"load average: {os.getloadavg()[0]:.2f}")
+    print(f"at the end: {machine()}")
     return 0
 
 

@@ -24,7 +24,8 @@ Measures:
   1. Batched ingest with the replicas attached. xstream: client processes (spawned before the
      clock starts) stream `Streams.Ingest` batches of B entries until N entries are in; the
      IngestBatch messages are prebuilt and serialized outside the timed loop (the point is
-     server throughput; --ingest-build inline builds them inside it). Reported: entries/s
+     server throughput; --ingest-build inline builds them inside it; --ingest-build client
+     calls `Client.xadd_many(key, dicts)` per batch, as a Python user would). Reported: entries/s
      until every replica's ack_offset (the primary's Info) reached the primary's final offset,
      and until the primary acked the last Ingest call. Each `BxC` of --ingest-configs
      (batch x client processes) runs on a fresh cluster; the best is the headline.
@@ -38,16 +39,21 @@ Measures:
      start): xstream `Client.xrange` vs redis-py `xrange` (the same loop, headline), the raw
      stub vs `redis-benchmark -c 1 XRANGE mystream - + COUNT 100`, and from a replica
      (`Client(read_from="replica")`).
-  4. Replica apply lag (primary commit -> applied on the replica, the replicas' Info
-     apply_lag_p50_ms / p99 over their last 10k applies) right after the headline ingest,
-     and the primary's Info replicas[].lag_ms sampled during it.
+  4. Replica lag under the ingest of measure 1, read alike on both sides (sides.py's
+     OffsetSampler): every --lag-interval a thread reads the primary's offset, then each
+     replica's applied offset (xstream: each node's Info offset; redis: INFO replication
+     master_repl_offset / slave_repl_offset); an offset's lag is the time from the primary
+     being read at it to the worse replica being read at or past it; p50 / p99 of those.
+     Beside it, the xstream replicas' own Info apply_lag_p50_ms / p99 (primary commit ->
+     applied, over their last 10k applies) and the primary's Info replicas[].lag_ms.
   5. Full resync: a fresh replica against a primary holding the N entries (the unary XADDs
      of measure 2 went to another key, deleted since), from spawning the process until its
      offset equals the primary's (xstream: full_syncs incremented; redis: master_link_status
      up). xstream's in-process part (replica_ready -> full_sync_done, from its log) is shown
      beside it.
 
-All processes (servers, replicas, clients, redis-benchmark) share this machine's cores: see
+--measures picks which of 2, 3 and 5 run (1 and 4 always do). All processes (servers,
+replicas, clients, redis-benchmark) share this machine's cores: see
 the nproc line at the top of the output. Ratios are xstream / redis: above 1 is better for
 rates, below 1 is better for times.
 """
@@ -62,7 +68,6 @@ import queue
 import random
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -76,6 +81,18 @@ from typing import Any, TypeVar
 
 import grpc
 import redis
+from redis.typing import EncodableT, FieldT
+from sides import (
+    OffsetSampler,
+    Row,
+    Target,
+    cpu_seconds,
+    free_port,
+    machine,
+    print_table,
+    ratio_at_least,
+    ratio_at_most,
+)
 
 from xstream.client import Client
 from xstream.v1 import xstream_pb2 as pb
@@ -90,19 +107,15 @@ GRPC_OPTIONS = [
     ("grpc.max_send_message_length", MAX_MESSAGE),
 ]
 UNARY_FIELDS = [b"user_id", b"000000012345", b"action", b"click", b"amount", b"42"]
+UNARY_ENTRY: dict[FieldT, EncodableT] = dict(
+    zip(UNARY_FIELDS[::2], UNARY_FIELDS[1::2], strict=True)
+)
 T = TypeVar("T")
 T0 = time.monotonic()
 
 
 def progress(msg: str) -> None:
     print(f"[{time.monotonic() - T0:7.1f}s] {msg}", flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def wait_until(
@@ -405,39 +418,9 @@ def redis_benchmark(args: argparse.Namespace, port: int, *words: str) -> tuple[f
 # -- results -----------------------------------------------------------------------------------
 
 
-@dataclass
-class Row:
-    measure: str
-    mine: float | None
-    theirs: float | None
-    unit: str  # "/s" (higher is better), "s" (lower is better), "ms"
-    target: str = "-"
-    note: str = ""
-    label_mine: str = ""  # shown instead of a number when set
-    label_theirs: str = ""
-
-    @property
-    def ratio(self) -> float | None:
-        if self.mine is None or not self.theirs:
-            return None
-        return self.mine / self.theirs
-
-
-def fmt(v: float | None, unit: str) -> str:
-    if v is None:
-        return "-"
-    if unit == "s":
-        return f"{v:.2f} s"
-    if unit == "ms":
-        return f"{v:.1f} ms"
-    return f"{v:,.0f}{unit}"
-
-
 def show(row: Row) -> Row:
-    ratio = f"{row.ratio:.2f}x" if row.ratio is not None else "-"
-    mine = row.label_mine or fmt(row.mine, row.unit)
-    theirs = row.label_theirs or fmt(row.theirs, row.unit)
-    progress(f"  => {row.measure}: xstream {mine}, redis {theirs}, ratio {ratio}")
+    measure, mine, theirs, ratio, *_ = row.cells()
+    progress(f"  => {measure}: xstream {mine}, redis {theirs}, ratio {ratio}")
     return row
 
 
@@ -468,6 +451,9 @@ def ingest_child(
     results: Any,
 ) -> None:
     """One ingest client process: build its batches, report ready, wait for `go`, stream."""
+    if build == "client":
+        client_ingest_child(port, key, n, batch, seed, ready, go, results)
+        return
     try:
         uids = user_ids(n, seed)
         requests: Any
@@ -511,6 +497,31 @@ def ingest_child(
         results.put({"error": f"{type(e).__name__}: {e}"})
 
 
+def client_ingest_child(
+    port: int, key: bytes, n: int, batch: int, seed: int, ready: Any, go: Any, results: Any
+) -> None:
+    """`--ingest-build client`: what a Python user writes, `Client.xadd_many(key, rows)` with
+    `batch` dicts of str at a time, one call after the other; the dicts exist before the clock
+    starts (they are the user's data), their encoding is timed."""
+    try:
+        rows = [{"user_id": u.decode(), "action": "click", "amount": "42"}
+                for u in user_ids(n, seed)]  # fmt: skip
+        client = Client("127.0.0.1", port)
+        client.xlen(key)  # connected
+        ready.put(os.getpid())
+        go.wait()
+        t0 = time.monotonic()
+        entries = calls = 0
+        for i in range(0, n, batch):
+            entries += len(client.xadd_many(key, rows[i : i + batch]))
+            calls += 1
+        t1 = time.monotonic()
+        client.close()
+        results.put({"t0": t0, "t1": t1, "entries": entries, "batches": calls, "error": ""})
+    except Exception as e:  # reported to the parent
+        results.put({"error": f"{type(e).__name__}: {e}"})
+
+
 @dataclass
 class IngestResult:
     config: str
@@ -525,6 +536,7 @@ class IngestResult:
     samples: int
     apply_p50: list[float]
     apply_p99: list[float]
+    sampled_lag: tuple[float, float]  # OffsetSampler's (p50, p99) ms, the worse replica
 
     @property
     def rate(self) -> float:
@@ -542,6 +554,7 @@ def run_ingest(
     assert primary is not None
     ctx = mp.get_context("spawn")
     ready, results, go = ctx.Queue(), ctx.Queue(), ctx.Event()
+    sampler = xstream_sampler(cluster, args)
     share = [n // clients + (1 if i < n % clients else 0) for i in range(clients)]
     children = [
         ctx.Process(
@@ -562,6 +575,7 @@ def run_ingest(
                 raise RuntimeError("ingest clients did not get ready") from None
         progress(f"  {clients} client process(es) ready ({args.ingest_build} batches); go")
         start_offset = primary.info().offset
+        sampler.start()
         t0 = time.monotonic()
         go.set()
         done: list[dict[str, Any]] = []
@@ -601,7 +615,11 @@ def run_ingest(
             return None
 
         t_repl = wait_until(caught_up, args.catchup_timeout, "replicas to ack the ingest", 0.005)
+        wait_until(
+            lambda: sampler.reached(final) or None, 30, "a poll to see the replicas caught up"
+        )
     finally:
+        sampler.stop()
         go.set()
         for c in children:
             c.join(timeout=30)
@@ -627,6 +645,18 @@ def run_ingest(
         samples=samples,
         apply_p50=[i.apply_lag_p50_ms for i in infos],
         apply_p99=[i.apply_lag_p99_ms for i in infos],
+        sampled_lag=sampler.percentiles(),
+    )
+
+
+def xstream_sampler(cluster: XCluster, args: argparse.Namespace) -> OffsetSampler:
+    """Offsets of the primary and its replicas (each node's Info), every --lag-interval."""
+    primary = cluster.primary
+    assert primary is not None
+    return OffsetSampler(
+        lambda: int(primary.info().offset),
+        [lambda r=r: int(r.info().offset) for r in cluster.replicas],  # type: ignore[misc]
+        args.lag_interval,
     )
 
 
@@ -719,17 +749,6 @@ def log_times(path: Path, events: Sequence[str]) -> dict[str, float]:
     return out
 
 
-def cpu_seconds(proc: Proc, children: bool = False) -> float:
-    """CPU seconds (user + system, every thread) a process used so far; with `children`, its
-    reaped children's too (redis-server's fork that streams the RDB)."""
-    with open(f"/proc/{proc.popen.pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    ticks = int(fields[11]) + int(fields[12])
-    if children:
-        ticks += int(fields[13]) + int(fields[14])
-    return ticks / os.sysconf("SC_CLK_TCK")
-
-
 def xstream_resync(
     cluster: XCluster, n: int, args: argparse.Namespace
 ) -> tuple[float, float, float]:
@@ -740,7 +759,7 @@ def xstream_resync(
     before = primary.info()
     target = before.offset
     progress(f"  primary offset {target:,}, full_syncs {before.full_syncs}; spawning a replica")
-    cpu0 = cpu_seconds(primary.proc)
+    cpu0 = cpu_seconds(primary.proc.popen.pid)
     t0 = time.monotonic()
     node = cluster.spawn_replica("resync")
 
@@ -748,7 +767,7 @@ def xstream_resync(
         cluster.procs.check_alive(node.proc)
         info = node.try_info()
         if info is not None and info.full_syncs >= 1 and info.offset == target:
-            cpu = cpu_seconds(node.proc) + cpu_seconds(primary.proc) - cpu0
+            cpu = cpu_seconds(node.proc.popen.pid) + cpu_seconds(primary.proc.popen.pid) - cpu0
             return time.monotonic() - t0, cpu
         return None
 
@@ -774,7 +793,7 @@ def redis_resync(
 ) -> tuple[float, float]:
     """(spawn -> caught up seconds, CPU seconds of the replica and the primary, with its
     fork, over that time)."""
-    cpu0 = cpu_seconds(primary.proc, children=True)
+    cpu0 = cpu_seconds(primary.proc.popen.pid, children=True)
     t0 = time.monotonic()
     node = start_redis(procs, workdir, "redis-resync", args, replicaof=primary.port)
 
@@ -782,7 +801,8 @@ def redis_resync(
         procs.check_alive(node.proc)
         if not redis_caught_up(primary, node):
             return None
-        cpu = cpu_seconds(node.proc) + cpu_seconds(primary.proc, children=True) - cpu0
+        spent = cpu_seconds(primary.proc.popen.pid, children=True) - cpu0
+        cpu = cpu_seconds(node.proc.popen.pid) + spent
         return time.monotonic() - t0, cpu
 
     dt, cpu = wait_until(synced, args.catchup_timeout, "the fresh redis replica to sync", 0.01)
@@ -810,10 +830,11 @@ class RedisFigures:
     resync_s: float = 0.0
     resync_cpu: float = 0.0
     entries: int = 0  # XLEN after redis-benchmark (it may send a few more than -n)
+    lag: tuple[float, float] | None = None  # the replica's, OffsetSampler's (p50, p99) ms
 
 
 def run_redis(procs: Procs, workdir: Path, args: argparse.Namespace) -> RedisFigures:
-    n = args.entries
+    """The --measures on a redis-server primary with one replica."""
     fig = RedisFigures()
     progress("redis: starting a primary and one replica")
     primary = start_redis(procs, workdir, "redis-primary", args)
@@ -821,22 +842,59 @@ def run_redis(procs: Procs, workdir: Path, args: argparse.Namespace) -> RedisFig
     replica = start_redis(procs, workdir, "redis-replica", args, replicaof=primary.port)
     wait_until(lambda: redis_caught_up(primary, replica), 60, "the redis replica link", 0.02)
     progress(f"redis-server {version} primary :{primary.port}, replica :{replica.port} (link up)")
+    redis_ingest(fig, primary, replica, args)
+    n = fig.entries
+    if "unary" in args.measures:
+        redis_unary(fig, primary, args)
+    if "xrange" in args.measures:
+        redis_xrange(fig, primary, n, args)
+    if "resync" in args.measures:
+        progress(f"5. redis: a fresh replica full-syncs {n:,} entries")
+        wait_until(lambda: redis_caught_up(primary, replica), 60, "the redis replica", 0.02)
+        fig.resync_s, fig.resync_cpu = redis_resync(procs, workdir, primary, n, args)
+        progress(
+            f"  redis resync: {fig.resync_s:.3f}s (spawn -> link up, offsets equal), "
+            f"{fig.resync_cpu:.2f} CPU s (replica + primary)"
+        )
+    for node in (replica, primary):
+        stop_redis(procs, node)
+    return fig
 
-    # 1. ingest
+
+def redis_ingest(
+    fig: RedisFigures, primary: RNode, replica: RNode, args: argparse.Namespace
+) -> None:
+    """Measure 1 (and 4: the replica's lag, polled as OffsetSampler does)."""
+    n = args.entries
     progress(f"1. redis: redis-benchmark -P 64 XADD, {n:,} entries, 1 replica attached")
+
+    def offset(node: RNode, field: str) -> int:
+        return int(node.client.info("replication").get(field, -1))
+
+    sampler = OffsetSampler(
+        lambda: offset(primary, "master_repl_offset"),
+        [lambda: offset(replica, "slave_repl_offset")],
+        args.lag_interval,
+    ).start()
     t0 = time.monotonic()
-    fig.ingest_rps, fig.ingest_cmd = redis_benchmark(
-        args, primary.port, "-P", "64", "-n", str(n), "-r", str(RAND_RANGE),
-        "XADD", KEY.decode(), "*", "user_id", "__rand_int__", "action", "click", "amount", "42",
-    )  # fmt: skip
-    t_bench = time.monotonic() - t0
-    lag = redis_offsets(primary, replica)
-    t_repl = wait_until(
-        lambda: time.monotonic() - t0 if redis_caught_up(primary, replica) else None,
-        args.catchup_timeout,
-        "the redis replica to catch up",
-        0.005,
-    )
+    try:
+        fig.ingest_rps, fig.ingest_cmd = redis_benchmark(
+            args, primary.port, "-P", "64", "-n", str(n), "-r", str(RAND_RANGE),
+            "XADD", KEY.decode(), "*", "user_id", "__rand_int__", "action", "click", "amount", "42",
+        )  # fmt: skip
+        t_bench = time.monotonic() - t0
+        lag = redis_offsets(primary, replica)
+        t_repl = wait_until(
+            lambda: time.monotonic() - t0 if redis_caught_up(primary, replica) else None,
+            args.catchup_timeout,
+            "the redis replica to catch up",
+            0.005,
+        )
+        final = redis_offsets(primary, replica)[0]
+        wait_until(lambda: sampler.reached(final) or None, 30, "a poll to see the replica")
+    finally:
+        sampler.stop()
+    fig.lag = sampler.percentiles()
     xlen = primary.client.xlen(KEY)  # redis-benchmark may send a few more than -n (pipelines)
     if xlen < n:
         raise RuntimeError(f"redis XLEN {xlen} after {n} XADDs")
@@ -845,13 +903,12 @@ def run_redis(procs: Procs, workdir: Path, args: argparse.Namespace) -> RedisFig
     progress(
         f"  redis-benchmark: {fig.ingest_rps:,.0f} req/s (wall {t_bench:.2f}s incl. start-up); "
         f"replica behind by {lag[0] - lag[1]:,} B when it returned; caught up at "
-        f"{t_repl:.2f}s = {fig.ingest_caught_up:,.0f} entries/s (XLEN {n:,})"
+        f"{t_repl:.2f}s = {fig.ingest_caught_up:,.0f} entries/s (XLEN {n:,}); replica lag "
+        f"p50/p99 {fig.lag[0]:.1f}/{fig.lag[1]:.1f} ms (offsets polled)"
     )
 
-    if args.only == "resync":
-        return _redis_resync_only(procs, workdir, args, fig, primary, replica)
 
-    # 2. unary XADD
+def redis_unary(fig: RedisFigures, primary: RNode, args: argparse.Namespace) -> None:
     progress("2. redis: unary XADD, 1 client")
     fig.unary_bench, fig.unary_bench_cmd = redis_benchmark(
         args, primary.port, "-c", "1", "-P", "1", "-n", str(args.unary_bench_n),
@@ -859,13 +916,15 @@ def run_redis(procs: Procs, workdir: Path, args: argparse.Namespace) -> RedisFig
     )  # fmt: skip
     progress(f"  redis-benchmark -c 1 -P 1: {fig.unary_bench:,.0f} req/s")
     r = redis.Redis(port=primary.port, protocol=2)
-    fields = dict(zip(UNARY_FIELDS[::2], UNARY_FIELDS[1::2], strict=True))
-    fig.unary_py = timed_loop(args.unary_seconds, lambda: r.xadd(UNARY_KEY, fields))
+    fig.unary_py = timed_loop(args.unary_seconds, lambda: r.xadd(UNARY_KEY, UNARY_ENTRY))
     progress(f"  redis-py xadd: {fig.unary_py:,.0f} calls/s")
     r.delete(UNARY_KEY)
+    r.close()
 
-    # 3. XRANGE
+
+def redis_xrange(fig: RedisFigures, primary: RNode, n: int, args: argparse.Namespace) -> None:
     progress(f"3. redis: XRANGE COUNT 100 paging through {n:,} entries, 1 client")
+    r = redis.Redis(port=primary.port, protocol=2)
     fig.xrange_py = paged_rate(lambda: page_client(r, 100), n, "redis-py xrange")
     fig.xrange_bench, fig.xrange_bench_cmd = redis_benchmark(
         args, primary.port, "-c", "1", "-P", "1", "-n", str(args.xrange_bench_n),
@@ -873,30 +932,6 @@ def run_redis(procs: Procs, workdir: Path, args: argparse.Namespace) -> RedisFig
     )  # fmt: skip
     progress(f"  redis-benchmark -c 1 XRANGE - + COUNT 100: {fig.xrange_bench:,.0f} req/s")
     r.close()
-
-    return _redis_resync_only(procs, workdir, args, fig, primary, replica)
-
-
-def _redis_resync_only(
-    procs: Procs,
-    workdir: Path,
-    args: argparse.Namespace,
-    fig: RedisFigures,
-    primary: RNode,
-    replica: RNode,
-) -> RedisFigures:
-    """Measure 5, then stop the redis nodes."""
-    n = fig.entries
-    progress(f"5. redis: a fresh replica full-syncs {n:,} entries")
-    wait_until(lambda: redis_caught_up(primary, replica), 60, "the redis replica", 0.02)
-    fig.resync_s, fig.resync_cpu = redis_resync(procs, workdir, primary, n, args)
-    progress(
-        f"  redis resync: {fig.resync_s:.3f}s (spawn -> link up, offsets equal), "
-        f"{fig.resync_cpu:.2f} CPU s (replica + primary)"
-    )
-    for node in (replica, primary):
-        stop_redis(procs, node)
-    return fig
 
 
 @dataclass
@@ -929,35 +964,53 @@ def start_cluster(procs: Procs, workdir: Path, tag: str, args: argparse.Namespac
     return cluster
 
 
+def ingest_on_fresh_cluster(
+    procs: Procs, workdir: Path, tag: str, batch: int, clients: int, args: argparse.Namespace
+) -> tuple[XCluster, IngestResult]:
+    """Measure 1 (and 4) on a fresh primary with two replicas; the cluster is left running."""
+    n = args.entries
+    how = "Client.xadd_many" if args.ingest_build == "client" else "Ingest"
+    progress(
+        f"1. xstream: {how} {n:,} entries, batches of {batch:,}, {clients} client "
+        f"process(es), 2 replicas attached (fresh cluster {tag})"
+    )
+    cluster = start_cluster(procs, workdir, tag, args)
+    try:
+        res = run_ingest(cluster, n, batch, clients, args)
+    except BaseException:
+        cluster.close()
+        raise
+    progress(
+        f"  primary acked in {res.primary_s:.2f}s = {res.primary_rate:,.0f} entries/s; "
+        f"replicas caught up at {res.replicas_s:.2f}s = {res.rate:,.0f} entries/s"
+    )
+    ends = "; ".join(f"{b:,} B behind, lag_ms {ms}" for b, ms in res.lag_at_end)
+    progress(
+        f"  at ingest end: {ends}; max primary-reported lag_ms {res.max_lag_ms} over "
+        f"{res.samples} samples; {res.offset / n:.1f} log bytes/entry"
+    )
+    applied = ", ".join(
+        f"{a:.1f}/{b:.1f}" for a, b in zip(res.apply_p50, res.apply_p99, strict=True)
+    )
+    progress(
+        f"  replica apply lag p50/p99 ms: {applied} (replicas' Info); "
+        f"{res.sampled_lag[0]:.1f}/{res.sampled_lag[1]:.1f} (offsets polled, worse replica)"
+    )
+    return cluster, res
+
+
 def run_xstream(procs: Procs, workdir: Path, args: argparse.Namespace) -> XFigures:
+    """The --measures on an xstream primary with two replicas (measure 1: one fresh cluster
+    per --ingest-configs entry; the last one serves the others)."""
     n = args.entries
     fig = XFigures()
     configs = args.ingest_configs
     cluster: XCluster | None = None
     try:
         for i, (batch, clients) in enumerate(configs):
-            progress(
-                f"1. xstream: Ingest {n:,} entries, batches of {batch:,}, {clients} client "
-                f"process(es), 2 replicas attached (fresh cluster {i + 1}/{len(configs)})"
-            )
-            cluster = start_cluster(procs, workdir, f"x{i}", args)
-            res = run_ingest(cluster, n, batch, clients, args)
+            tag = f"x{i}"
+            cluster, res = ingest_on_fresh_cluster(procs, workdir, tag, batch, clients, args)
             fig.ingest.append(res)
-            progress(
-                f"  primary acked in {res.primary_s:.2f}s = {res.primary_rate:,.0f} entries/s; "
-                f"replicas caught up at {res.replicas_s:.2f}s = {res.rate:,.0f} entries/s"
-            )
-            ends = "; ".join(f"{b:,} B behind, lag_ms {ms}" for b, ms in res.lag_at_end)
-            progress(
-                f"  at ingest end: {ends}; max primary-reported lag_ms {res.max_lag_ms} over "
-                f"{res.samples} samples; {res.offset / n:.1f} log bytes/entry"
-            )
-            progress(
-                "  replica apply lag p50/p99 ms: "
-                + ", ".join(
-                    f"{a:.1f}/{b:.1f}" for a, b in zip(res.apply_p50, res.apply_p99, strict=True)
-                )
-            )
             if i < len(configs) - 1:
                 cluster.close()
                 cluster = None
@@ -968,58 +1021,57 @@ def run_xstream(procs: Procs, workdir: Path, args: argparse.Namespace) -> XFigur
             f"  replica digests {'equal' if fig.digests_ok else 'DIFFER from'} the primary's "
             f"({time.monotonic() - t:.1f}s)"
         )
-        primary = cluster.primary
-        if args.only == "resync":
-            _xstream_resync(cluster, n, args, fig)
-            return fig
-
-        # 2. unary XADD
-        progress("2. xstream: unary XADD, 1 client (sync gRPC)")
-        cmd = pb.Command(argv=[b"XADD", UNARY_KEY, b"*", *UNARY_FIELDS])
-        execute = primary.streams.Execute
-        fig.unary_stub = timed_loop(args.unary_seconds, lambda: execute(cmd))
-        progress(f"  raw stub Execute: {fig.unary_stub:,.0f} calls/s")
-        client = Client("127.0.0.1", primary.port)
-        fields = dict(zip(UNARY_FIELDS[::2], UNARY_FIELDS[1::2], strict=True))
-        fig.unary_client = timed_loop(args.unary_seconds, lambda: client.xadd(UNARY_KEY, fields))
-        progress(f"  Client.xadd: {fig.unary_client:,.0f} calls/s")
-        primary.execute(b"DEL", UNARY_KEY)
-
-        # 3. XRANGE
-        progress(f"3. xstream: XRANGE COUNT 100 paging through {n:,} entries, 1 client")
-        fig.xrange_client = paged_rate(lambda: page_client(client, 100), n, "Client.xrange")
-        fig.xrange_stub = paged_rate(lambda: page_stub(primary, 100), n, "raw stub Execute")
-        reader = Client(
-            "127.0.0.1", primary.port, read_from="replica", replicas=[cluster.replicas[0].address]
-        )
-        fig.xrange_replica = paged_rate(
-            lambda: page_client(reader, 100), n, "Client.xrange from a replica"
-        )
-        reader.close()
-        client.close()
-        _xstream_resync(cluster, n, args, fig)
+        if "unary" in args.measures:
+            xstream_unary(fig, cluster.primary, args)
+        if "xrange" in args.measures:
+            xstream_xrange(fig, cluster, n)
+        if "resync" in args.measures:
+            progress(f"5. xstream: a fresh replica full-syncs {n:,} entries")
+            cluster.wait_in_sync(60)
+            fig.resync_s, fig.resync_inner_s, fig.resync_cpu = xstream_resync(cluster, n, args)
+            progress(
+                f"  xstream resync: {fig.resync_s:.3f}s (spawn -> offset equal), "
+                f"{fig.resync_inner_s:.3f}s of it in the replica's sync (log), "
+                f"{fig.resync_cpu:.2f} CPU s (replica + primary)"
+            )
     finally:
         if cluster is not None:
             cluster.close()
     return fig
 
 
-def _xstream_resync(cluster: XCluster, n: int, args: argparse.Namespace, fig: XFigures) -> None:
-    """Measure 5 on the last cluster."""
-    progress(f"5. xstream: a fresh replica full-syncs {n:,} entries")
-    cluster.wait_in_sync(60)
-    fig.resync_s, fig.resync_inner_s, fig.resync_cpu = xstream_resync(cluster, n, args)
-    progress(
-        f"  xstream resync: {fig.resync_s:.3f}s (spawn -> offset equal), "
-        f"{fig.resync_inner_s:.3f}s of it in the replica's sync (log), "
-        f"{fig.resync_cpu:.2f} CPU s (replica + primary)"
+def xstream_unary(fig: XFigures, primary: XNode, args: argparse.Namespace) -> None:
+    progress("2. xstream: unary XADD, 1 client (sync gRPC)")
+    cmd = pb.Command(argv=[b"XADD", UNARY_KEY, b"*", *UNARY_FIELDS])
+    execute = primary.streams.Execute
+    fig.unary_stub = timed_loop(args.unary_seconds, lambda: execute(cmd))
+    progress(f"  raw stub Execute: {fig.unary_stub:,.0f} calls/s")
+    client = Client("127.0.0.1", primary.port)
+    fig.unary_client = timed_loop(args.unary_seconds, lambda: client.xadd(UNARY_KEY, UNARY_ENTRY))
+    progress(f"  Client.xadd: {fig.unary_client:,.0f} calls/s")
+    primary.execute(b"DEL", UNARY_KEY)
+    client.close()
+
+
+def xstream_xrange(fig: XFigures, cluster: XCluster, n: int) -> None:
+    primary = cluster.primary
+    assert primary is not None
+    progress(f"3. xstream: XRANGE COUNT 100 paging through {n:,} entries, 1 client")
+    client = Client("127.0.0.1", primary.port)
+    fig.xrange_client = paged_rate(lambda: page_client(client, 100), n, "Client.xrange")
+    fig.xrange_stub = paged_rate(lambda: page_stub(primary, 100), n, "raw stub Execute")
+    reader = Client(
+        "127.0.0.1", primary.port, read_from="replica", replicas=[cluster.replicas[0].address]
     )
+    fig.xrange_replica = paged_rate(
+        lambda: page_client(reader, 100), n, "Client.xrange from a replica"
+    )
+    reader.close()
+    client.close()
 
 
-def build_rows(x: XFigures, r: RedisFigures, n: int) -> list[Row]:
+def build_rows(x: XFigures, r: RedisFigures, n: int, measures: set[str]) -> list[Row]:
     best = x.best
-    p50 = max(best.apply_p50) if best.apply_p50 else None
-    p99 = max(best.apply_p99) if best.apply_p99 else None
     rows = [
         Row(
             f"1. Batched ingest, 2 replicas caught up (best: {best.config}) vs redis-benchmark "
@@ -1046,21 +1098,37 @@ def build_rows(x: XFigures, r: RedisFigures, n: int) -> list[Row]:
         for i, res in enumerate(x.ingest)
         if len(x.ingest) > 1
     ]
-    rows += [
+    if "unary" in measures:
+        rows += unary_rows(x, r)
+    if "xrange" in measures:
+        rows += xrange_rows(x, r, n)
+    rows.append(lag_row(best, r))
+    if "resync" in measures:
+        rows += resync_rows(x, r, n)
+    return rows
+
+
+def unary_rows(x: XFigures, r: RedisFigures) -> list[Row]:
+    return [
         Row(
             "2. Unary XADD, 1 client: raw stub Execute vs redis-benchmark -c 1 -P 1",
             x.unary_stub,
             r.unary_bench,
             " ops/s",
-            ">= 0.12x",
+            ratio_at_least(0.12),
         ),
         Row("2b. Unary XADD: Client.xadd vs redis-py xadd", x.unary_client, r.unary_py, " ops/s"),
+    ]
+
+
+def xrange_rows(x: XFigures, r: RedisFigures, n: int) -> list[Row]:
+    return [
         Row(
             f"3. XRANGE COUNT 100 paging {n:,}: Client.xrange vs redis-py xrange",
             x.xrange_client,
             r.xrange_py,
             " calls/s",
-            ">= 0.3x",
+            ratio_at_least(0.3),
         ),
         Row(
             "3b. XRANGE COUNT 100: raw stub Execute (paging) vs redis-benchmark -c 1",
@@ -1074,20 +1142,38 @@ def build_rows(x: XFigures, r: RedisFigures, n: int) -> list[Row]:
             r.xrange_py,
             " calls/s",
         ),
-        Row(
-            f"4. Replica apply lag p50 / p99 under ingest ({best.config}, max of the 2 replicas)",
-            None,
-            None,
-            "ms",
-            label_mine=f"{p50:.1f} / {p99:.1f} ms" if p50 is not None and p99 is not None else "-",
-            note=f"primary-reported lag_ms max {best.max_lag_ms}",
-        ),
+    ]
+
+
+def lag_label(lag: tuple[float, float] | None) -> str:
+    return f"{lag[0]:.1f} / {lag[1]:.1f} ms" if lag is not None else "-"
+
+
+def lag_row(best: IngestResult, r: RedisFigures) -> Row:
+    """Measure 4: p99 compared (offsets polled alike on both); the replicas' own Info too."""
+    applied = (max(best.apply_p50), max(best.apply_p99)) if best.apply_p50 else None
+    return Row(
+        f"4. Replica lag p50 / p99 under ingest ({best.config}, worse of the 2 replicas; "
+        "redis: its 1 replica), offsets polled",
+        best.sampled_lag[1],
+        r.lag[1] if r.lag is not None else None,
+        "ms",
+        Target("p99 <= 150 ms", bound=150.0),
+        note=f"xstream replicas' own apply_lag p50 / p99 {lag_label(applied)}; "
+        f"primary-reported lag_ms max {best.max_lag_ms}",
+        label_mine=lag_label(best.sampled_lag),
+        label_theirs=lag_label(r.lag),
+    )
+
+
+def resync_rows(x: XFigures, r: RedisFigures, n: int) -> list[Row]:
+    return [
         Row(
             f"5. Full resync of {n:,} entries (spawn -> offsets equal)",
             x.resync_s,
             r.resync_s,
             "s",
-            "<= 1.0x",
+            ratio_at_most(1.0),
             note=f"xstream replica's own sync {x.resync_inner_s:.2f}s (log)",
         ),
         Row(
@@ -1099,21 +1185,6 @@ def build_rows(x: XFigures, r: RedisFigures, n: int) -> list[Row]:
             note="less sensitive to the machine's load than 5",
         ),
     ]
-    return rows
-
-
-def print_table(rows: Sequence[Row]) -> None:
-    print()
-    print("| Measure | xstream | redis | ratio | target |")
-    print("|---|---:|---:|---:|---|")
-    for row in rows:
-        ratio = f"{row.ratio:.2f}x" if row.ratio is not None else "-"
-        mine = row.label_mine or fmt(row.mine, row.unit)
-        theirs = row.label_theirs or fmt(row.theirs, row.unit)
-        measure = row.measure + (f" ({row.note})" if row.note else "")
-        print(f"| {measure} | {mine} | {theirs} | {ratio} | {row.target} |")
-    print()
-    print("ratio = xstream / redis: above 1 is better for rates, below 1 is better for times.")
 
 
 # -- command line ------------------------------------------------------------------------------
@@ -1129,6 +1200,16 @@ def ingest_config(text: str) -> list[tuple[int, int]]:
     return out
 
 
+MEASURES = ("unary", "xrange", "resync")  # measures 2, 3, 5 (1 and 4 always run)
+
+
+def measure_set(text: str) -> set[str]:
+    got = {w.strip() for w in text.split(",") if w.strip()}
+    if got - set(MEASURES):
+        raise argparse.ArgumentTypeError(f"expected some of {','.join(MEASURES)}")
+    return got
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--entries", type=int, default=1_000_000, help="stream size (default 1M)")
@@ -1142,16 +1223,25 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         type=ingest_config,
         default=None,
         help="measure 1: BATCHxCLIENTS runs, each on a fresh cluster\n"
-        "(default 1000x1,4000x1,16000x1,4000x2; with --only resync 16000x1);\n"
+        "(default 1000x1,4000x1,16000x1,4000x2; with --measures resync 16000x1);\n"
         "the last cluster serves measures 2-5",
     )
     p.add_argument(
         "--ingest-build",
-        choices=["prebuilt", "inline"],
+        choices=["prebuilt", "inline", "client"],
         default="prebuilt",
         help="prebuilt: IngestBatch messages serialized before the clock starts (default);\n"
-        "inline: built and serialized while streaming (client cost included)",
+        "inline: built and serialized while streaming (client cost included);\n"
+        "client: Client.xadd_many(key, dicts), one call per batch (what a user writes)",
     )
+    p.add_argument(
+        "--measures",
+        type=measure_set,
+        default=measure_set(",".join(MEASURES)),
+        help=f"which to run besides ingest and lag (default {','.join(MEASURES)})",
+    )
+    p.add_argument("--lag-interval", type=float, default=0.01,
+                   help="seconds between offset polls of measure 4 (default 0.01)")  # fmt: skip
     p.add_argument("--fsync", choices=["always", "everysec", "no"], default="everysec",
                    help="xstream --fsync and redis appendfsync (default everysec)")  # fmt: skip
     p.add_argument("--redis-no-aof", action="store_true", help="redis-server appendonly no")
@@ -1180,14 +1270,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="on: started processes write and use a bytecode cache (as an installed package\n"
         "has); inherit: this environment's setting (PYTHONDONTWRITEBYTECODE may be set)",
     )
-    p.add_argument(
-        "--only",
-        choices=["resync"],
-        help="resync: load the stream (measure 1), then measure 5 only; rows 1 and 5 printed",
-    )
     args = p.parse_args(argv)
     if args.ingest_configs is None:
-        default = "16000x1" if args.only == "resync" else "1000x1,4000x1,16000x1,4000x2"
+        only_resync = args.measures == {"resync"}
+        default = "16000x1" if only_resync else "1000x1,4000x1,16000x1,4000x2"
         args.ingest_configs = ingest_config(default)
     if args.quick:
         args.entries = min(args.entries, 100_000)
@@ -1230,11 +1316,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for binary in (args.redis_server, args.redis_benchmark):
         if not args.skip_redis and not Path(binary).exists():
             sys.exit(f"{binary} not found (apt-get install redis-server, or --skip-redis)")
-    cpus = os.cpu_count()
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(
-        f"machine: nproc {cpus} (every server, replica, client and redis-benchmark process "
-        f"shares these {cpus} cores); load average {load}; python {sys.version.split()[0]}; "
+        f"machine: {machine()} (every server, replica, client and redis-benchmark process "
+        f"shares these cores); python {sys.version.split()[0]}; "
         f"grpcio {grpc.__version__}; redis-py {redis.__version__}",
         flush=True,
     )
@@ -1251,15 +1335,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         theirs = RedisFigures() if args.skip_redis else run_redis(procs, workdir, args)
         mine = XFigures() if args.skip_xstream else run_xstream(procs, workdir, args)
     if args.skip_xstream:
-        mine.ingest.append(IngestResult("-", 0, 0, 0, 1, 1, 0, [], 0, 0, [], []))
+        mine.ingest.append(IngestResult("-", 0, 0, 0, 1, 1, 0, [], 0, 0, [], [], (0, 0)))
     print()
-    rows = build_rows(mine, theirs, args.entries)
-    if args.only == "resync":
-        rows = [r for r in rows if r.measure.startswith(("1.", "5.", "5b."))]
-    rows = [show(r) for r in rows]
+    rows = [show(r) for r in build_rows(mine, theirs, args.entries, args.measures)]
     print_table(rows)
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"load average at the end: {load} (other work on the machine skews every figure)")
+    print(f"at the end: {machine()} (other work on the machine skews every figure)")
     if not mine.digests_ok:
         print("WARNING: a replica's digest differed from the primary's after the ingest")
     return 0
