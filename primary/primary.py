@@ -570,7 +570,7 @@ class Primary(Node):
         instead. Returns at once when this primary stops serving (the write is refused)."""
         pacer = self.pacer
         while not (self.closed or self.epochs.deposed):
-            link = pacer.blocking(self.replicas.values(), self.offset)
+            link = pacer.blocking(self.replicas.values(), self.offset, self.lag_after)
             if link is None:
                 return
             left = pacer.stalled(link, self.offset)
@@ -615,7 +615,7 @@ class Primary(Node):
             return
         moved = offset > link.ack_offset
         link.ack_offset = max(link.ack_offset, offset)
-        self.pacer.on_ack(link, self.offset, moved)
+        self.pacer.on_ack(link, moved, self.lag_after)
         link.ack_time = time.monotonic()
         link.lag_ms_reported = lag_ms
         METRICS.replica_ack.labels(link.name).set(link.ack_offset)
@@ -633,7 +633,11 @@ class Primary(Node):
         self._ack_waiters = still
 
     def lag_ms(self, link: ReplicaLink) -> int:
-        t = self.commit_times.first_after(link.ack_offset)
+        return self.lag_after(link.ack_offset)
+
+    def lag_after(self, offset: int) -> int:
+        """Milliseconds since the first record past `offset` was committed (0: none is)."""
+        t = self.commit_times.first_after(offset)
         return 0 if t is None else max(0, int((time.time() - t) * 1000))
 
     # ------------------------------------------------------------ replicas

@@ -238,7 +238,7 @@ class ReplicationService(pb_grpc.ReplicationServicer):
                     continue
                 committed = p.commit_times.first_after(pos) or time.time()
                 link.sent = pos + len(data)  # before it goes out: its ack may come at once
-                ack_now = ack_now or p.pacer.wants_ack(link, link.sent)
+                ack_now = ack_now or p.pacer.wants_ack(link)
                 yield pb.PrimaryMessage(
                     records=pb.Records(
                         start=pos,

@@ -213,7 +213,7 @@ def _positive(text: str) -> int:
     return value
 
 
-def _bytes(text: str) -> int:
+def _whole(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -282,11 +282,11 @@ def _primary_args(pp: argparse.ArgumentParser) -> None:
         help="seconds since a replica's last ack for it to count (default 10)",
     )
     pp.add_argument(
-        "--repl-flow-window",
-        type=_bytes,
-        default=1 << 20,
-        help="flow control: a write waits while a replica is more than this many bytes of "
-        "the replication stream behind (default 1 MiB; 0 = off; CONFIG SET repl-flow-window)",
+        "--repl-flow-lag-ms",
+        type=_whole,
+        default=100,
+        help="flow control: a write waits while a replica has not acked a record older than "
+        "this (default 100; 0 = off; CONFIG SET repl-flow-lag-ms)",
     )
     pp.add_argument(
         "--repl-flow-timeout-ms",

@@ -113,7 +113,7 @@ def test_config_get_star_has_what_the_harness_restores(
     # Beside Redis's: the 8.8 stream settings Redis 7 lacks, and xstream's own flow-control
     # window (primary/flow.py), a primary's.
     ours = {b"stream-idmp-duration", b"stream-idmp-maxsize"}
-    ours |= {b"repl-flow-window", b"repl-flow-timeout-ms"}
+    ours |= {b"repl-flow-lag-ms", b"repl-flow-timeout-ms"}
     assert names - ours <= set(theirs[::2])
 
 

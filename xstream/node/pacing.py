@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-WINDOW = 1 << 20  # default --repl-flow-window: bytes
+LAG_MS = 100  # default --repl-flow-lag-ms
 TIMEOUT_MS = 500  # default --repl-flow-timeout-ms
 
 
 @dataclass
 class Window:
-    bytes: int = WINDOW  # the most a paced replica may be behind at admission (0: no pacing)
+    lag_ms: int = LAG_MS  # the most a paced replica may lag at admission (0: no pacing)
     timeout_ms: int = TIMEOUT_MS  # a paced replica whose acks stall this long is ignored

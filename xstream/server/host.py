@@ -80,7 +80,7 @@ def options_of(cfg: NodeConfig) -> Options:
         min_replicas_max_lag=cfg.min_replicas_max_lag,
         snapshot_bytes=cfg.snapshot_bytes,
         replica_forget_after=cfg.replica_forget_after,
-        flow=Window(cfg.repl_flow_window, cfg.repl_flow_timeout_ms),
+        flow=Window(cfg.repl_flow_lag_ms, cfg.repl_flow_timeout_ms),
     )
 
 
