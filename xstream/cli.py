@@ -284,9 +284,9 @@ def _primary_args(pp: argparse.ArgumentParser) -> None:
     pp.add_argument(
         "--repl-flow-lag-ms",
         type=_whole,
-        default=100,
+        default=50,
         help="flow control: a write waits while a replica has not acked a record older than "
-        "this (default 100; 0 = off; CONFIG SET repl-flow-lag-ms)",
+        "this (default 50; 0 = off; CONFIG SET repl-flow-lag-ms)",
     )
     pp.add_argument(
         "--repl-flow-timeout-ms",
