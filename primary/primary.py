@@ -657,7 +657,9 @@ class Primary(Node):
 
     def detach(self, link: ReplicaLink) -> None:
         """The link's call ended: it still counts in R until forgotten (`members`)."""
-        link.paced = False  # a departed replica never holds writes (flow.py)
+        if link.paced:  # a departed replica never holds writes (flow.py)
+            link.paced = False
+            self.pacer.moved.fire()
         if self.serves(link) and link.connected:
             link.connected, link.left_at = False, time.monotonic()
 
