@@ -15,7 +15,15 @@ measures, each --runs times (best and median shown):
   loop      one Python client paging XRANGE COUNT --fetch through the stream on a replica
             (xstream.client.Client), and redis-py doing the same against redis-server
 
-and prints rows/s with the ratios spark/loop and xstream-loop/redis-loop.
+and prints rows/s with the ratios spark/loop and xstream-loop/redis-loop. Last, the server's
+cost per entry of the paging the Spark source does (CPU seconds of the serving process from
+/proc/<pid>/stat over a whole scan, divided by the entries; steadier than rates on a shared
+machine), on a replica:
+
+  XNODES    what the source reads: pages of whole stream nodes (listpack bytes as stored);
+            the reader's own CPU per entry (decode + Arrow batch) is shown beside it
+  XRANGE    XRANGE COUNT --fetch pages through the same Execute RPC (entries encoded one by one)
+  redis     redis-server's CPU for XRANGE COUNT --fetch pages (redis-py), the reference
 """
 
 from __future__ import annotations
@@ -35,7 +43,42 @@ sys.path.insert(0, str(Path(__file__).parent))
 from service_bench import KEY, Procs, XCluster, progress, start_redis
 
 from xstream.client import Client
-from xstream.pipeline import session
+from xstream.pipeline import nodes, reading, session
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def _stat(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` so far."""
+    fields = _stat(pid)
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU time of `pid` and every descendant, live or reaped (the children's times a
+    process has waited for are in its own cutime and cstime): here the Spark JVM, its Python
+    workers and the xstream nodes, all started by this process."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                children.setdefault(int(_stat(int(entry.name))[1]), []).append(int(entry.name))
+            except (OSError, IndexError):
+                continue  # exited meanwhile
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            f = _stat(p)
+        except OSError:
+            continue
+        total += sum(int(x) for x in f[11:15]) / CLK_TCK  # utime stime cutime cstime
+        todo += children.get(p, [])
+    return total
 
 
 def load(cluster: XCluster, redis_client: Any, n: int) -> None:
@@ -78,6 +121,76 @@ def loop_rate(c: Any, n: int, fetch: int) -> float:
     return n / (time.perf_counter() - t0)
 
 
+def xrange_pages(address: str, n: int, fetch: int) -> None:
+    """The whole stream in XRANGE COUNT `fetch` pages through Execute (the protobuf Entries)."""
+    cursor, seen = "-", 0
+    while True:
+        e = nodes.execute(address, "XRANGE", KEY, cursor, "+", "COUNT", fetch).entries
+        seen += len(e.ids)
+        if len(e.ids) < fetch:
+            break
+        cursor = "(" + e.ids[-1].decode()
+    if seen != n:
+        raise RuntimeError(f"XRANGE pages saw {seen} entries, expected {n}")
+
+
+def source_pages(address: str, n: int, fetch: int) -> None:
+    """The whole stream as the Spark source reads it: XNODES pages, decoded, Arrow batches."""
+    last = nodes.state(address, KEY.decode()).last_id
+    part = reading.Part(KEY.decode(), "0-0", last, address, n, True, 10_000, fetch)
+    seen = sum(b.num_rows for b in reading.read_part(part))
+    if seen != n:
+        raise RuntimeError(f"the source's pages saw {seen} entries, expected {n}")
+
+
+def redis_pages(c: Any, n: int, fetch: int) -> None:
+    cursor, seen = "-", 0
+    while True:
+        page = c.execute_command("XRANGE", KEY, cursor, "+", "COUNT", fetch)
+        seen += len(page)
+        if len(page) < fetch:
+            break
+        cursor = "(" + page[-1][0].decode()
+    if seen != n:
+        raise RuntimeError(f"redis XRANGE pages saw {seen} entries, expected {n}")
+
+
+def per_entry(pid: int, scan: Any, n: int) -> tuple[float, float]:
+    """(server CPU us, this process's CPU us) per entry of one `scan()`."""
+    s0, c0 = cpu_seconds(pid), time.process_time()
+    scan()
+    s1, c1 = cpu_seconds(pid), time.process_time()
+    return 1e6 * (s1 - s0) / n, 1e6 * (c1 - c0) / n
+
+
+def server_costs(
+    args: argparse.Namespace, replica_pid: int, address: str, redis_node: Any
+) -> list[str]:
+    n, fetch = args.entries, args.fetch
+    runs = max(args.runs, 2)
+    redis_pid = redis_node.proc.popen.pid
+    scans = {
+        "XNODES": (replica_pid, lambda: source_pages(address, n, fetch)),
+        "XRANGE": (replica_pid, lambda: xrange_pages(address, n, fetch)),
+        "redis": (redis_pid, lambda: redis_pages(redis_node.client, n, fetch)),
+    }
+    costs = {
+        name: [per_entry(pid, scan, n) for _ in range(runs)] for name, (pid, scan) in scans.items()
+    }
+    ref = min(s for s, _ in costs["redis"])
+    lines = [f"Server CPU per entry, pages of {fetch:,} (best of {runs}; us, /proc)"]
+    for name, label in (
+        ("XNODES", "xstream replica, XNODES (the source)"),
+        ("XRANGE", "xstream replica, XRANGE via Execute"),
+        ("redis", "redis-server, XRANGE"),
+    ):
+        server = min(s for s, _ in costs[name])
+        client = min(c for _, c in costs[name])
+        lines.append(f"  {label:<38} server {server:5.2f} us  ({server / ref:5.2f}x redis)"
+                     f"   reader {client:5.2f} us")  # fmt: skip
+    return lines
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--entries", type=int, default=1_000_000)
@@ -100,9 +213,11 @@ def main() -> int:
 
 
 def spark_rates(
-    spark: Any, args: argparse.Namespace, replicas: str, xc: Client
-) -> tuple[list[float], list[float]]:
-    """count() and groupBy rates of --runs Spark reads of the whole stream, in rows/s."""
+    spark: Any, args: argparse.Namespace, replicas: str, xc: Client, pids: list[int]
+) -> tuple[list[float], list[float], list[float], list[float]]:
+    """count() and groupBy rates of --runs Spark reads of the whole stream, in rows/s, and the
+    replicas' CPU us per row during each count() (processes `pids`) and that of every process
+    taking part (this one, the JVM, its Python workers, the nodes)."""
     n = args.entries
 
     def reader(ending: str = "latest") -> Any:
@@ -122,11 +237,14 @@ def spark_rates(
     first = xc.xrange(KEY, "-", "+", count=1000)
     last = first[-1][0].decode() if isinstance(first[-1][0], bytes) else first[-1][0]
     assert reader(json.dumps({KEY.decode(): last})).count() == len(first)
-    counts, groups = [], []
+    counts, groups, served, spent = [], [], [], []
     for i in range(args.runs):
+        cpu0, all0 = sum(map(cpu_seconds, pids)), tree_cpu_seconds(os.getpid())
         t0 = time.perf_counter()
         got = reader().count()
         counts.append(n / (time.perf_counter() - t0))
+        served.append(1e6 * (sum(map(cpu_seconds, pids)) - cpu0) / n)
+        spent.append(1e6 * (tree_cpu_seconds(os.getpid()) - all0) / n)
         if got != n:
             raise RuntimeError(f"spark count() = {got}, expected {n}")
         t0 = time.perf_counter()
@@ -135,7 +253,7 @@ def spark_rates(
         groups.append(n / (time.perf_counter() - t0))
         progress(f"  run {i + 1}: count {counts[-1]:,.0f} rows/s, groupBy {groups[-1]:,.0f} rows/s")
         assert rows[0][1] == n
-    return counts, groups
+    return counts, groups, served, spent
 
 
 def run(args: argparse.Namespace, procs: Procs, workdir: Path) -> int:
@@ -156,11 +274,15 @@ def run(args: argparse.Namespace, procs: Procs, workdir: Path) -> int:
     x_loop = [loop_rate(xc, n, args.fetch) for _ in range(args.runs)]
     r_loop = [loop_rate(redis_node.client, n, args.fetch) for _ in range(args.runs)]
 
+    progress("server cost per entry of the source's pages and of XRANGE pages")
+    costs = server_costs(args, r1.proc.popen.pid, r1.address, redis_node)
+
     progress("spark: starting local[2]")
     # The full JIT (no quick_start): C1-only code would slow the measured runs.
     spark = session.local("xstream-spark-bench", memory="4g")
     try:
-        counts, groups = spark_rates(spark, args, replicas, xc)
+        pids = [r.proc.popen.pid for r in cluster.replicas]
+        counts, groups, served, spent = spark_rates(spark, args, replicas, xc, pids)
     finally:
         spark.stop()
     xc.close()
@@ -176,9 +298,15 @@ def run(args: argparse.Namespace, procs: Procs, workdir: Path) -> int:
     print(f"  spark groupBy(action).count() {fmt(groups)}")
     print(f"  xstream Client XRANGE loop    {fmt(x_loop)}")
     print(f"  redis-py XRANGE loop (redis)  {fmt(r_loop)}")
+    cores = os.cpu_count() or 1
+    print(f"  replicas' CPU per row, count() best {min(served):.2f} us")
+    bound = cores * 1e6 / min(spent)
+    print(f"  all processes' CPU per row, count() best {min(spent):.2f} us (JVM, Python workers,")
+    print(f"    nodes): {cores} idle cores would give at most {bound:,.0f} rows/s")
     print(f"  spark count / xstream loop    {max(counts) / max(x_loop):.2f}x")
     print(f"  spark count / redis loop      {max(counts) / max(r_loop):.2f}x")
     print(f"  xstream loop / redis loop     {max(x_loop) / max(r_loop):.2f}x")
+    print("\n" + "\n".join(costs))
     return 0
 
 

@@ -2,12 +2,18 @@
 
     stream STRING, id STRING, ms LONG, seq LONG, fields MAP<STRING,STRING>
 
-The read path receives XRANGE pages in the compact `Entries` form (ids, per-entry element
-counts, all elements flat) and builds every column with Arrow's C kernels, never row by row
-in Python: ids become a string array, `ms`/`seq` come from splitting ids at '-' and casting,
-and `fields` is a MapArray over the flat elements (even positions keys, odd values) with
-offsets from the counts. Spark requires the batch schema to equal the declared one exactly
-(int64, a non-null map key), so batches are built against `SCHEMA`.
+The read path receives pages of stream nodes (XNODES: listpack bytes as the server stores
+them), which xstream.engine.columns decodes into a `Columns`: the ID halves, each entry's
+shape (an index into the page's distinct lists of field names) and every value in order.
+Each column is then one Arrow call or kernel, never a loop over rows in Python:
+
+    ms, seq   uint64 arrays of the ID halves, reinterpreted as int64
+    id        ms and seq cast to decimal and joined with '-'
+    fields    a MapArray: the shapes' name lists taken per entry give the map's offsets and
+              keys; the values are one string array
+
+Spark requires the batch schema to equal the declared one exactly (int64, a non-null map
+key), so batches are built against `SCHEMA`.
 
 Values must be UTF-8 to be STRING: a page holding invalid UTF-8 has those values decoded with
 U+FFFD replacements (documented; the stream itself is untouched). IDs above 2**63-1 in either
@@ -16,10 +22,12 @@ half are reinterpreted as signed LONGs (two's complement), as Spark has no unsig
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from xstream.engine.columns import Columns
 
 DDL = "stream STRING, id STRING, ms LONG, seq LONG, fields MAP<STRING,STRING>"
 FIELDS_TYPE = pa.map_(pa.string(), pa.string())
@@ -34,31 +42,33 @@ SCHEMA = pa.schema(
 )
 
 
-_ZERO = pa.array([0], pa.int32())
-
-
-def _strings(values: Sequence[bytes]) -> pa.Array:
-    arr = pa.array(values, pa.binary())
+def _strings(binary: pa.Array) -> pa.Array:
+    """`binary` (binary, or lists of it) as UTF-8 strings; invalid UTF-8 decoded with
+    replacements (rare: a slow path)."""
+    target = pa.list_(pa.string()) if pa.types.is_list(binary.type) else pa.string()
     try:
-        return arr.cast(pa.string())
-    except pa.ArrowInvalid:  # invalid UTF-8 somewhere: decode with replacements
-        return pa.array([v.decode("utf-8", "replace") for v in values], pa.string())
+        return binary.cast(target)
+    except pa.ArrowInvalid:
+        return pa.array(_replaced(binary.to_pylist()), target)
 
 
-def batch(
-    stream: str, ids: Sequence[bytes], counts: Sequence[int], elements: Sequence[bytes]
-) -> pa.RecordBatch:
-    """One RecordBatch from a page: ids[i] owns the next counts[i] elements (field, value...)."""
-    n = len(ids)
-    id_arr = pa.array(ids, pa.binary()).cast(pa.string())
-    halves = pc.split_pattern(id_arr, "-", max_splits=1)
-    ms = pc.list_element(halves, 0).cast(pa.uint64()).cast(pa.int64(), safe=False)
-    seq = pc.list_element(halves, 1).cast(pa.uint64()).cast(pa.int64(), safe=False)
-    flat = list(elements)
-    keys = _strings(flat[0::2])
-    items = _strings(flat[1::2])
-    pairs = pc.shift_right(pa.array(counts, pa.int32()), 1)
-    offsets = pa.concat_arrays([_ZERO, pc.cumulative_sum(pairs).cast(pa.int32())])
-    fields = pa.MapArray.from_arrays(offsets, keys, items, type=FIELDS_TYPE)
-    streams = pa.array([stream], pa.string()).take(pa.nulls(n, pa.int32()).fill_null(0))
-    return pa.RecordBatch.from_arrays([streams, id_arr, ms, seq, fields], schema=SCHEMA)
+def _replaced(values: list[Any]) -> list[Any]:
+    return [v.decode("utf-8", "replace") if isinstance(v, bytes) else _replaced(v) for v in values]
+
+
+def batch(stream: str, cols: Columns) -> pa.RecordBatch:
+    """One RecordBatch of the entries `cols` holds (see the module comment)."""
+    n = len(cols)
+    ms = pa.array(cols.ms, pa.uint64())
+    seq = pa.array(cols.seq, pa.uint64())
+    ids = pc.binary_join_element_wise(ms.cast(pa.string()), seq.cast(pa.string()), "-")
+    zeros = pa.nulls(n, pa.int32()).fill_null(0)
+    templates = _strings(pa.array(cols.templates, pa.list_(pa.binary())))
+    # one list of names per entry (a page of one shape, the usual case: no list to convert)
+    shapes = zeros if len(cols.templates) == 1 else pa.array(cols.shapes, pa.int32())
+    names = templates.take(shapes)
+    values = _strings(pa.array(cols.values, pa.binary()))
+    fields = pa.MapArray.from_arrays(names.offsets, names.flatten(), values, type=FIELDS_TYPE)
+    streams = pa.array([stream], pa.string()).take(zeros)
+    columns = [streams, ids, ms.cast(pa.int64(), safe=False), seq.cast(pa.int64(), safe=False)]
+    return pa.RecordBatch.from_arrays([*columns, fields], schema=SCHEMA)

@@ -17,7 +17,8 @@ option, never inside a task. The result is a frozen, picklable `Options`.
     failOnDataLoss     true (default): a range trimmed away fails the query; false: skip it
     replicaWaitMs      how long a task waits for its replica to apply the end of its range
                        (default 30000); a lagging replica never silently returns fewer rows
-    fetchSize          entries per read call and per Arrow batch (default 10000)
+    fetchSize          entries per read call and per Arrow batch (default 10000; whole
+                       stream nodes, so a batch may hold up to one node's entries more)
     acks               writes: leader | quorum (default) | all;  ackTimeoutMs (default 5000)
     idempotent         writes: true (default) = XADD with IDMP keyed by (query, batch,
                        partition), so a replayed batch appends nothing twice

@@ -34,11 +34,14 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from xstream.engine import columns
+
 from . import arrow, nodes
 from .options import Options, TlsFiles, end_for, start_for
 
 log = logging.getLogger("xstream.pipeline")
 EARLIEST = "0-0"
+MAX_HALF = (1 << 64) - 1  # the largest ms or seq of an ID
 
 
 class DataLossError(RuntimeError):
@@ -186,25 +189,49 @@ def read_part(part: Part) -> Iterator[pa.RecordBatch]:
     """Yield the part's entries as Arrow batches, after checking freshness and data loss."""
     state = _wait_fresh(part)
     after = check_loss(part.stream, part.after, state, part.fail_on_data_loss)
-    cursor, rows = after, 0
-    while True:
-        value = nodes.execute(
-            part.node, "XRANGE", part.stream, f"({cursor}", part.last, "COUNT", part.fetch_size,
-            tls=part.tls,
-        )  # fmt: skip
-        kind = value.WhichOneof("kind")
-        if kind != "entries" or not value.entries.ids:
-            break
-        e = value.entries
-        rows += len(e.ids)
-        yield arrow.batch(part.stream, e.ids, e.counts, e.elements)
-        if len(e.ids) < part.fetch_size:
-            break
-        cursor = e.ids[-1].decode()
+    rows = 0
+    for cols in _pages(part, after):
+        rows += len(cols)
+        yield arrow.batch(part.stream, cols)
     if rows < part.planned:
         after_read = nodes.state(part.node, part.stream, part.tls)
         if id_key(after_read.max_trimmed) > id_key(after):
             check_loss(part.stream, after, after_read, part.fail_on_data_loss)
+
+
+def _pages(part: Part, after: str) -> Iterator[columns.Columns]:
+    """(after, last] in pages of about fetch_size entries: XNODES pages (whole nodes, see
+    engine/commands/xnodes.py) decoded into columns, keeping the live entries in range. Each
+    page is one atomic read of the node; the next one starts at the first node not sent, and
+    keeps only entries from there on (the node before it may be sent again if that one was
+    freed meanwhile: its entries were in an earlier page)."""
+    lo = _after(after)
+    hi = id_key(part.last)
+    while True:
+        cursor = f"{lo[0]}-{lo[1]}"
+        value = nodes.execute(
+            part.node, "XNODES", part.stream, cursor, part.last, "COUNT", part.fetch_size,
+            tls=part.tls,
+        )  # fmt: skip
+        if value.WhichOneof("kind") != "array":
+            raise nodes.NodeError(f"{part.node}: unexpected XNODES reply {value!r:.200}")
+        items = value.array.items
+        cols = columns.Columns()
+        for i in range(1, len(items), 2):
+            ms, _, seq = items[i].bulk.partition(b"-")
+            columns.decode_node(cols, items[i + 1].bulk, int(ms), int(seq), *lo, *hi)
+        if len(cols):
+            yield cols
+        if items[0].WhichOneof("kind") != "bulk":  # nil: no node of the range is left
+            return
+        lo = id_key(items[0].bulk.decode())
+
+
+def _after(entry_id: str) -> tuple[int, int]:
+    """The first ID after `entry_id` (inclusive bound); ranges never start after the last
+    possible ID (plan() skips empty ranges)."""
+    ms, seq = id_key(entry_id)
+    return (ms, seq + 1) if seq < MAX_HALF else (ms + 1, 0)
 
 
 def _wait_fresh(part: Part) -> nodes.StreamState:

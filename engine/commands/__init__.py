@@ -36,6 +36,7 @@ from . import (
     splits,
     strings,
     xgroup,
+    xnodes,
 )
 
 Handler = Callable[[Ctx], Reply]
@@ -76,6 +77,7 @@ COMMANDS: Final[dict[bytes, Command]] = dict(
         _cmd("xrange", read.xrange, -4, False),
         _cmd("xrevrange", read.xrevrange, -4, False),
         _cmd("xsplits", splits.xsplits, -5, False),
+        _cmd("xnodes", xnodes.xnodes, 6, False),
         _cmd("xread", read.xread, -4, False),
         _cmd("xreadgroup", readgroup.xreadgroup, -7, True),
         _cmd("xack", xgroup.xack, -4, True),

@@ -23,6 +23,13 @@ def make(*rules: str, name: str = "u") -> tuple[Acl, acl.User]:
     return a, a.users[name]
 
 
+def test_a_users_repr_shows_no_password_hash() -> None:
+    _, user = make("on", ">s3cret")
+    digest = hashlib.sha256(b"s3cret").hexdigest()
+    assert user.passwords == [digest]
+    assert digest not in repr(user) and "s3cret" not in repr(user)
+
+
 def test_default_user() -> None:
     a = Acl()
     assert a.listing() == ["user default on nopass sanitize-payload ~* &* +@all"]

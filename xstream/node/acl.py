@@ -59,7 +59,8 @@ class User(Selector):
     enabled: bool = False  # on/off; a new user is off
     nopass: bool = False  # any password (or none) authenticates
     sanitize: bool = True  # sanitize-payload (RESTORE); skip-sanitize-payload: False
-    passwords: list[str] = field(default_factory=list)  # SHA-256 hex, in order added
+    # SHA-256 hex, in order added; kept out of repr so that no log line or traceback shows them
+    passwords: list[str] = field(default_factory=list, repr=False)
     selectors: list[Selector] = field(default_factory=list)  # `(...)`, in order added
 
     def copy(self) -> User:
@@ -300,6 +301,8 @@ class Acl:
         name = aclcats.fullname(argv) if argv else ""
         if name not in aclcats.TABLE or name in NO_AUTH:
             return None  # unknown: the command's own error answers it; AUTH ...: always
+        if user.allkeys and user.may_run(name, argv):
+            return None  # the loop's first turn, without building its tuple (most users)
         keys: list[tuple[bytes, str]] | None = None  # found once a selector needs them
         found: tuple[tuple[int, int], Denial] | None = None
         for sel in (user, *user.selectors):

@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import cast
+from typing import Any, cast
 
-from xstream import protocol
 from xstream.engine.reply import PairMap, Reply
 from xstream.v1 import xstream_pb2 as pb
 
@@ -70,9 +69,15 @@ def is_long(reply: Reply) -> bool:
 
 
 def _entries_run(chunk: list[Reply]) -> bytes:
-    v = protocol.to_value(chunk)
-    assert v.HasField("entries"), "a long read's reply is entries"
-    return bytes(v.entries.SerializeToString())
+    """pb.Entries of a chunk of [id, [field, value, ...]] items, built column by column:
+    protocol.to_value would first check each item's shape (a long read's reply is entries,
+    always: a non-bytes element fails the extend with TypeError, never encodes wrongly)."""
+    items = cast("list[list[Any]]", chunk)
+    e = pb.Entries()
+    e.ids.extend([item[0] for item in items])
+    e.counts.extend([len(item[1]) for item in items])
+    e.elements.extend([x for item in items for x in item[1]])
+    return bytes(e.SerializeToString())
 
 
 def _typed_run(chunk: list[Reply]) -> bytes:
