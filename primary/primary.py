@@ -74,6 +74,7 @@ from xstream.node.batch import Batch
 from xstream.node.concern import Acks, WriteConcern
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
+from xstream.node.pacing import Window
 from xstream.node.refusals import (
     AckTimeoutError,
     LeaseLostError,
@@ -86,6 +87,7 @@ from xstream.node.stats import STATS
 from xstream.node.store import DiskFault, Store
 
 from . import peers
+from .flow import Pacer
 
 
 @dataclass
@@ -96,6 +98,7 @@ class Options:
     min_replicas_max_lag: float = 10.0  # seconds
     snapshot_bytes: int = 64 << 20  # snapshot once the open log segment passes this
     replica_forget_after: float = 60.0  # seconds a departed replica still counts in R
+    flow: Window = field(default_factory=Window)  # flow control (flow.py)
 
 
 @dataclass
@@ -109,6 +112,9 @@ class ReplicaLink:
     lag_ms_reported: int = 0
     sent: int = 0  # end of the stream handed to this link's sender: no ack may pass it
     left_at: float = 0.0  # monotonic time it disconnected (0: connected)
+    paced: bool = False  # writes wait for it to stay within the window (flow.py)
+    progress_at: float = 0.0  # monotonic time its ack_offset last moved
+    held_since: float = 0.0  # monotonic time it began to hold writers (flow.py; 0: not)
 
 
 COMMIT_TIMES = 1 << 16  # commit times kept at most: 16 bytes each, 1 MiB in all
@@ -179,7 +185,9 @@ class Primary(Node):
         self.partial_syncs = 0
         self.commit_times = CommitTimes()
         self.new_data = Signal()  # fired on every commit (and to ask replicas for acks)
-        self.getack = False  # a GETACK is due: senders ping with ack_now
+        self.getacks = 0  # GETACKs asked so far: each sender pings with ack_now once per new one
+        self.window = self.options.flow  # CONFIG GET/SET repl-flow-* (serverconfig.py)
+        self.pacer = Pacer(self.window)
         self._ack_waiters: list[tuple[int, int, asyncio.Future[int]]] = []
         self._snapshotting: asyncio.Task[tuple[int, int]] | None = None
         self.closed = False  # demoted: this object no longer serves
@@ -239,6 +247,7 @@ class Primary(Node):
         slog("primary_deposed", level="warning", epoch=epoch, because=because,
              leader_epoch=self.epochs.leader_epoch, offset=self.offset)  # fmt: skip
         self._fail_ack_waiters()
+        self.pacer.moved.fire()
         self.new_data.fire()
 
     def hand_over(self, to: Node) -> None:
@@ -253,6 +262,7 @@ class Primary(Node):
         self._fail_ack_waiters()
         why = "force unblock from blocking operation, instance state changed (master -> replica?)"
         self.unblock_all(UnblockedError(why))
+        self.pacer.moved.fire()
         self.new_data.fire()
 
     def _fail_ack_waiters(self) -> None:
@@ -267,6 +277,7 @@ class Primary(Node):
     async def write(
         self, argv: Argv, concern: WriteConcern | None, db: int = 0, settle: bool = True
     ) -> tuple[Reply, int]:
+        await self.admit()
         self._check_writable()
         self._check_min_replicas()
         result = self.engine.execute(argv, now_ms(), db)
@@ -285,6 +296,7 @@ class Primary(Node):
     async def write_batch(
         self, argvs: list[Argv], concern: WriteConcern | None, db: int = 0
     ) -> list[Reply | StreamError]:
+        await self.admit()
         try:
             self.check_writes()
         except StreamError as e:
@@ -355,6 +367,7 @@ class Primary(Node):
         self, key: bytes, entries: list[list[bytes]], db: int = 0
     ) -> list[bytes]:
         """One `XADD key *` per entry as one record; settle with `settle()` after the stream."""
+        await self.admit()
         self._check_writable()
         self._check_min_replicas()
         result = self.engine.xadd_many(key, entries, now_ms(), db)
@@ -542,8 +555,33 @@ class Primary(Node):
     # ------------------------------------------------------------ acks and WAIT
 
     def acks_wanted(self) -> int:
-        """Writes (or WAITs) waiting for replica acks."""
-        return len(self._ack_waiters)
+        """Writes (or WAITs) waiting for replica acks, or for room in the window."""
+        return len(self._ack_waiters) + self.pacer.waiting
+
+    def ask_acks(self) -> None:
+        """Redis's GETACK: every sender pings its replica with ack_now, which acks at once
+        instead of lazily."""
+        self.getacks += 1
+        self.new_data.fire()
+
+    async def admit(self) -> None:
+        """Flow control (flow.py): return once every paced replica leaves room for a write
+        at the current offset; a replica whose acks stall for the window's timeout is unpaced
+        instead. Returns at once when this primary stops serving (the write is refused)."""
+        pacer = self.pacer
+        while not (self.closed or self.epochs.deposed):
+            link = pacer.blocking(self.replicas.values(), self.offset, self.lag_after)
+            if link is None:
+                return
+            left = pacer.stalled(link, self.offset)
+            if left <= 0:
+                continue
+            pacer.waiting += 1
+            self.ask_acks()
+            try:
+                await pacer.moved.wait(left)
+            finally:
+                pacer.waiting -= 1
 
     def acked(self, offset: int) -> int:
         return sum(1 for r in self.replicas.values() if r.ack_offset >= offset)
@@ -555,8 +593,7 @@ class Primary(Node):
         fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         entry = (offset, needed, fut)
         self._ack_waiters.append(entry)
-        self.getack = True  # Redis's GETACK: replicas ack at once instead of lazily
-        self.new_data.fire()
+        self.ask_acks()
         try:
             return await asyncio.wait_for(asyncio.shield(fut), timeout)
         except TimeoutError:
@@ -576,7 +613,9 @@ class Primary(Node):
         peers.check_ack(offset, link.sent)
         if link.state == "sync":
             return
+        moved = offset > link.ack_offset
         link.ack_offset = max(link.ack_offset, offset)
+        self.pacer.on_ack(link, moved, self.lag_after)
         link.ack_time = time.monotonic()
         link.lag_ms_reported = lag_ms
         METRICS.replica_ack.labels(link.name).set(link.ack_offset)
@@ -594,7 +633,11 @@ class Primary(Node):
         self._ack_waiters = still
 
     def lag_ms(self, link: ReplicaLink) -> int:
-        t = self.commit_times.first_after(link.ack_offset)
+        return self.lag_after(link.ack_offset)
+
+    def lag_after(self, offset: int) -> int:
+        """Milliseconds since the first record past `offset` was committed (0: none is)."""
+        t = self.commit_times.first_after(offset)
         return 0 if t is None else max(0, int((time.time() - t) * 1000))
 
     # ------------------------------------------------------------ replicas
@@ -614,6 +657,9 @@ class Primary(Node):
 
     def detach(self, link: ReplicaLink) -> None:
         """The link's call ended: it still counts in R until forgotten (`members`)."""
+        if link.paced:  # a departed replica never holds writes (flow.py)
+            link.paced = False
+            self.pacer.moved.fire()
         if self.serves(link) and link.connected:
             link.connected, link.left_at = False, time.monotonic()
 

@@ -11,9 +11,13 @@ Hello with a higher epoch than the primary's deposes it, and a deposed primary s
 history and backlog, at the point where its log stops agreeing with ours by epoch (it may cut
 back a divergent tail first: Primary.resume_point); otherwise a full sync: a snapshot taken
 at once (consistent at one offset) streamed in ~1 MiB chunks, then the records from its
-offset. Records messages carry runs of the byte stream, up to ~1 MiB each, never one message
-per command. A replica whose position falls out of the backlog while it is being served is
-disconnected (it reconnects and full-syncs).
+offset. Records messages carry runs of the byte stream, up to ~256 KiB each (a replica
+acks between two, so a long run does not hold its ack back), never one message per
+command: under a stream of small writes a sender sends at most one message per COALESCE
+(2 ms), so that each message, and each wake-up and log write on the replica, carries many
+records; a message that asks for an ack (a write or WAIT waiting for acks, or room in the
+flow window: flow.py) goes at once. A replica whose position falls out of the backlog while
+it is being served is disconnected (it reconnects and full-syncs).
 
 Hostile or broken peers (peers.py): a Hello with an empty or absurd name or an address that
 is not HOST:PORT, any message after it but an Ack, an Ack beyond the offset sent on its link,
@@ -51,8 +55,10 @@ from .primary import Primary, ReplicaLink
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
-CHUNK = 1 << 20
+CHUNK = 256 << 10  # bytes of records per message (at least one commit's)
 PING_EVERY = 1.0
+COALESCE = 0.002  # seconds: a sender sends a short run at most this often (ack_now: at once)
+COALESCE_BYTES = 256 << 10  # a run this long goes at once
 
 
 def hello_of(msg: pb.Hello) -> peers.Hello:
@@ -220,6 +226,7 @@ class ReplicationService(pb_grpc.ReplicationServicer):
         stops (the replica's side ended, or it broke the protocol and the call is closed)."""
         last_sent = time.monotonic()
         epoch = p.epochs.epoch
+        answered = p.getacks  # the GETACKs this sender has pinged for
         while True:
             if p.closed or p.epochs.deposed or reader.done() or not p.serves(link):
                 slog("replica_link_closed", replica=link.name, pos=pos, deposed=p.epochs.deposed,
@@ -235,8 +242,13 @@ class ReplicationService(pb_grpc.ReplicationServicer):
             backlog = p.backlog
             ack_now = bool(p.acks_wanted())
             if data:
+                hold = last_sent + COALESCE - time.monotonic()
+                if hold > 0 and len(data) < COALESCE_BYTES and not ack_now:
+                    await asyncio.sleep(hold)  # more commits join this message
+                    continue
                 committed = p.commit_times.first_after(pos) or time.time()
                 link.sent = pos + len(data)  # before it goes out: its ack may come at once
+                ack_now = ack_now or p.pacer.wants_ack(link)
                 yield pb.PrimaryMessage(
                     records=pb.Records(
                         start=pos,
@@ -257,10 +269,10 @@ class ReplicationService(pb_grpc.ReplicationServicer):
                     await p.new_data.wait(PING_EVERY)  # rolled back: the backlog changed
                 continue
             wait = PING_EVERY - (time.monotonic() - last_sent)
-            if wait > 0 and not (ack_now and p.getack):
+            if wait > 0 and not (ack_now and p.getacks != answered):
                 await p.new_data.wait(wait)
                 continue
-            p.getack = False
+            answered = p.getacks
             yield pb.PrimaryMessage(
                 ping=pb.Ping(
                     primary_offset=p.offset,

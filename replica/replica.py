@@ -111,6 +111,7 @@ class Replica(Node):
         self.snapshot_bytes = snapshot_bytes
         self.lags: deque[float] = deque(maxlen=10_000)
         self._ack_now = Signal()
+        self._ack_asked = False  # the primary asked for an ack since the last one went
         self._applied = Signal()  # fired whenever `offset` moves: reads waiting in `reach`
         self._acking = False
         self._last_ack = 0.0
@@ -224,7 +225,9 @@ class Replica(Node):
         idle; always once what it covers is durable here. None: the own log failed (no ack
         for what is not durable; the link stops)."""
         while True:
-            await self._ack_now.wait(ACK_EVERY)
+            if not self._ack_asked:  # asked while the last ack was going: answered at once
+                await self._ack_now.wait(ACK_EVERY)
+            self._ack_asked = False
             if not self._acking:
                 continue
             offset = self._offset
@@ -242,7 +245,7 @@ class Replica(Node):
         self.check_epoch(epoch)
         self.primary_offset = max(self.primary_offset, primary_offset)
         if ack_now:
-            self._ack_now.fire()
+            self._ask_ack()
 
     def on_full_sync(
         self,
@@ -288,6 +291,10 @@ class Replica(Node):
             self.receiving.discard()
             self.receiving = None
 
+    def _ask_ack(self) -> None:
+        self._ack_asked = True
+        self._ack_now.fire()
+
     def _ack_due(self) -> bool:
         return time.monotonic() - self._last_ack >= 1.0
 
@@ -320,7 +327,7 @@ class Replica(Node):
         self._healed()
         self.link = "up"
         self._acking = True
-        self._ack_now.fire()
+        self._ask_ack()
         slog("partial_sync", replid=replid, offset=offset)
 
     async def _cut_back(self, offset: int) -> None:
@@ -384,7 +391,7 @@ class Replica(Node):
         METRICS.full_syncs.inc()
         self.link = "up"
         self._acking = True
-        self._ack_now.fire()
+        self._ask_ack()
         self.wake_all()
         self._applied.fire()
         slog(
@@ -435,7 +442,7 @@ class Replica(Node):
         if touched:
             self.watches.touch(touched)
         if ack_now:
-            self._ack_now.fire()
+            self._ask_ack()
         if self.store.segment_bytes > self.snapshot_bytes and not self.pending:
             self.start_snapshot()
 

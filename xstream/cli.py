@@ -213,6 +213,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _whole(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a number >= 0")
+    return value
+
+
 def _reply_bytes(text: str) -> int:
     value = _positive(text)
     if value > 200 << 20:
@@ -270,6 +280,20 @@ def _primary_args(pp: argparse.ArgumentParser) -> None:
         type=float,
         default=10.0,
         help="seconds since a replica's last ack for it to count (default 10)",
+    )
+    pp.add_argument(
+        "--repl-flow-lag-ms",
+        type=_whole,
+        default=50,
+        help="flow control: a write waits while a replica has not acked a record older than "
+        "this (default 50; 0 = off; CONFIG SET repl-flow-lag-ms)",
+    )
+    pp.add_argument(
+        "--repl-flow-timeout-ms",
+        type=_positive,
+        default=500,
+        help="a replica whose acks stall this long stops holding writes until it is within "
+        "the window again (default 500; CONFIG SET repl-flow-timeout-ms)",
     )
 
 

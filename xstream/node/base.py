@@ -51,6 +51,7 @@ from xstream.node.concern import WriteConcern
 from xstream.node.epochs import EpochState
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
+from xstream.node.pacing import Window
 from xstream.node.stats import STATS
 from xstream.node.store import Store
 from xstream.node.watches import Watch, Watches
@@ -105,6 +106,7 @@ class Node(ABC):
     replid: str
     limits = slices.Limits()  # what one request may cost; the host sets its configured ones
     debug_command = False  # DEBUG allowed (--enable-debug-command); the host sets it
+    window: Window | None = None  # a primary's flow-control window (pacing.py); None: none
 
     def __init__(self, engine: Engine, name: str) -> None:
         self.engine = engine

@@ -33,6 +33,7 @@ Argv = list[bytes]
 
 HEADER = struct.Struct("<II")
 _U32 = struct.Struct("<I")
+_LENS: dict[int, struct.Struct] = {}  # argc -> its lengths' Struct (_lens_struct)
 MAX_RECORD = 1 << 31  # a length above this is corruption, not a record
 
 
@@ -60,21 +61,28 @@ def encode(effects: Sequence[Sequence[bytes]]) -> bytes:
 
 
 def decode_payload(payload: bytes | memoryview) -> list[Argv]:
-    """The argvs of one record's payload (already checksummed)."""
+    """The argvs of one record's payload (already checksummed). The payload is copied once
+    (none if it is bytes already) and each element sliced from it."""
+    buf = payload if type(payload) is bytes else bytes(payload)
     out: list[Argv] = []
-    mv = memoryview(payload)
-    pos, end = 0, len(mv)
+    pos, end = 0, len(buf)
     while pos < end:
-        (argc,) = _U32.unpack_from(mv, pos)
-        lens = struct.unpack_from(f"<{argc}I", mv, pos + 4)
-        pos += 4 + 4 * argc
-        data = bytes(mv[pos : pos + sum(lens)])
-        if len(data) != sum(lens):
+        (argc,) = _U32.unpack_from(buf, pos)
+        lens = (_LENS.get(argc) or _lens_struct(argc)).unpack_from(buf, pos + 4)
+        ends = list(accumulate(lens, initial=pos + 4 + 4 * argc))
+        pos = ends[-1]
+        if pos > end:
             raise CorruptRecordError("argv runs past its record")
-        ends = list(accumulate(lens, initial=0))
-        out.append([data[a:b] for a, b in pairwise(ends)])
-        pos += ends[-1]
+        out.append([buf[a:b] for a, b in pairwise(ends)])
     return out
+
+
+def _lens_struct(argc: int) -> struct.Struct:
+    """The element lengths of an argv of `argc` elements (cached: argvs repeat their shape)."""
+    s = struct.Struct(f"<{argc}I")
+    if len(_LENS) < 1024:
+        _LENS[argc] = s
+    return s
 
 
 def scan(buf: bytes | bytearray | memoryview, pos: int = 0) -> Iterator[tuple[int, int]]:

@@ -9,7 +9,9 @@ Three kinds, by where the value lives:
   client-query-buffer-limit, enable-debug-command), fixed at start: CONFIG SET to the value
   they have is accepted (so a client restoring what CONFIG GET * gave succeeds), to another
   value refused with Redis's "can't set immutable config". Except repl-backlog-size
-  (--backlog-bytes), which CONFIG SET changes as in Redis (at least 16 KiB).
+  (--backlog-bytes), which CONFIG SET changes as in Redis (at least 16 KiB), and a
+  primary's flow-control window (pacing.py; not Redis's): repl-flow-lag-ms (0 = off) and
+  repl-flow-timeout-ms, changed for the writes admitted next. A replica has neither.
 * stored: Redis parameters that have no effect here (appendonly: the log is always on; save:
   snapshots follow --snapshot-bytes; maxmemory, timeout, ...): CONFIG SET checks the value's
   form as Redis does (yes/no, an integer) and keeps it, CONFIG GET answers it. Per process,
@@ -31,6 +33,7 @@ from .stats import STATS
 
 if TYPE_CHECKING:
     from .base import Node
+    from .pacing import Window
 
 BOOL, INT, MEMORY, TEXT = "bool", "int", "memory", "text"  # what a stored value looks like
 
@@ -94,7 +97,14 @@ def _live(node: Node) -> dict[str, str]:
         "appendfsync": node.store.fsync,
         "proto-max-bulk-len": str(node.limits.proto_max_bulk_len),
         "enable-debug-command": "yes" if node.debug_command else "no",
-    }
+    } | _window(node)
+
+
+def _window(node: Node) -> dict[str, str]:
+    w = node.window
+    if w is None:
+        return {}
+    return {"repl-flow-lag-ms": str(w.lag_ms), "repl-flow-timeout-ms": str(w.timeout_ms)}
 
 
 def _replicated(node: Node) -> dict[str, str]:
@@ -119,6 +129,8 @@ def check(node: Node, name: str, value: bytes) -> Callable[[], None] | None:
     text = value.decode("utf-8", "surrogateescape")
     if name == "repl-backlog-size":
         return _backlog_size(node, value)
+    if node.window is not None and name in ("repl-flow-lag-ms", "repl-flow-timeout-ms"):
+        return _window_setting(node.window, name, value)
     live = _live(node)
     if name in live:
         if text != live[name]:
@@ -138,6 +150,19 @@ def check(node: Node, name: str, value: bytes) -> Callable[[], None] | None:
             raise StreamError("argument must be a memory value")
         stored = str(n)
     return lambda: _stored.__setitem__(name, stored)
+
+
+def _window_setting(w: Window, name: str, value: bytes) -> Callable[[], None]:
+    """repl-flow-lag-ms (0: no pacing) or repl-flow-timeout-ms (at least 1), integers: in
+    force for the next write admitted."""
+    ms = string2ll(value)
+    if ms is None:
+        raise StreamError("argument couldn't be parsed into an integer")
+    low = 0 if name == "repl-flow-lag-ms" else 1
+    if not low <= ms <= _LLONG_MAX:
+        raise StreamError(f"argument must be between {low} and {_LLONG_MAX} inclusive")
+    field = "lag_ms" if name == "repl-flow-lag-ms" else "timeout_ms"
+    return lambda: setattr(w, field, ms)
 
 
 def _backlog_size(node: Node, value: bytes) -> Callable[[], None]:

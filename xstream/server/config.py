@@ -29,6 +29,8 @@ class NodeConfig:
     acks_timeout_ms: int = 5000
     expect_replicas: int = 0
     replica_forget_after: float = 60.0  # seconds a departed replica still counts for acks
+    repl_flow_lag_ms: int = 50  # flow control: how far a paced replica may lag (0: off)
+    repl_flow_timeout_ms: int = 500  # a paced replica's acks stalled this long: ignored
     min_replicas_to_write: int = 0
     min_replicas_max_lag: float = 10.0
     metrics_port: int = 0  # 0 = no metrics endpoint

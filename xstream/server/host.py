@@ -38,6 +38,7 @@ from xstream.node.backlog import Backlog
 from xstream.node.base import Node
 from xstream.node.logs import slog
 from xstream.node.metrics import METRICS
+from xstream.node.pacing import Window
 from xstream.node.slices import Limits
 from xstream.node.store import Recovery, Store
 from xstream.node.tls import Tls
@@ -79,6 +80,7 @@ def options_of(cfg: NodeConfig) -> Options:
         min_replicas_max_lag=cfg.min_replicas_max_lag,
         snapshot_bytes=cfg.snapshot_bytes,
         replica_forget_after=cfg.replica_forget_after,
+        flow=Window(cfg.repl_flow_lag_ms, cfg.repl_flow_timeout_ms),
     )
 
 
