@@ -110,7 +110,7 @@ def _history(
     ctx: Ctx, key: bytes, s: Stream, g: ConsumerGroup, c: Consumer, after: StreamID, count: int
 ) -> list[Reply]:
     out: list[Reply] = []
-    for entry_id, nack in list(c.pel.after(after)):
+    for entry_id, nack in c.pel.after(after):  # c.pel itself does not change here
         if count and len(out) >= count:
             break
         fields = s.get(entry_id)
