@@ -171,7 +171,11 @@ class ConsumerGroup:
             self.pel_by_time.add((time, entry_id))
         else:
             self.nacked[entry_id] = None
-        self.refs.setdefault(entry_id, set()).add(self.name)
+        holders = self.refs.get(entry_id)
+        if holders is None:
+            self.refs[entry_id] = {self.name}
+        else:
+            holders.add(self.name)
         return nack
 
     def remove_pending(self, entry_id: StreamID) -> Nack | None:

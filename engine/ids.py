@@ -164,6 +164,9 @@ def parse_id(
 
     Raises the invalid-ID error for anything Redis rejects.
     """
+    plain = _plain(arg)
+    if plain is not None:
+        return plain, True
     if len(arg) > 127:
         raise invalid_id()
     nul = arg.find(b"\0")
@@ -191,7 +194,23 @@ def parse_id(
     return StreamID(ms, seq), True
 
 
+def _plain(arg: bytes) -> StreamID | None:
+    """The common form, `<digits>-<digits>` with at most 19 digits a side, else None.
+
+    Every such number is below 2**64, where string2ull's two parses agree with int() (leading
+    zeros included), and such an argument is neither too long nor holds a NUL: parse_id's
+    answer for it, without its checks.
+    """
+    ms, dash, seq = arg.partition(b"-")
+    if dash and len(ms) < 20 and len(seq) < 20 and ms.isdigit() and seq.isdigit():
+        return StreamID(int(ms), int(seq))
+    return None
+
+
 def parse_strict(arg: bytes, missing_seq: int = 0) -> StreamID:
+    plain = _plain(arg)
+    if plain is not None:
+        return plain
     return parse_id(arg, strict=True, missing_seq=missing_seq)[0]
 
 

@@ -26,7 +26,14 @@ from ..lag import advance
 from ..reply import NULL_ARRAY, PairMap, Reply
 from ..stream import Stream
 from .args import cstr
-from .groupbase import bumped, claim_effect, consumer_effect, nogroup, setid_effect
+from .groupbase import (
+    bumped,
+    claim_effect,
+    consumer_effect,
+    delivery_effect,
+    nogroup,
+    setid_effect,
+)
 from .read import ReadOptions, last_valid_id, parse_read_options
 
 _MEANINGLESS: Final = (
@@ -138,6 +145,7 @@ def _new(
     if has_new and (room > 0 or not o.count):
         start = g.last_id.incr()
         assert start is not None
+        now_b, last_b = b"%d" % now, last_before.encode()  # every delivery's, in its effect
         for item in s.range(start, MAX_ID, room):
             eid_bytes, fields = item
             assert isinstance(eid_bytes, bytes)
@@ -146,13 +154,13 @@ def _new(
             if not o.noack:
                 nack = g.pel.get(entry_id)
                 if nack is None:
-                    nack = g.add_pending(entry_id, c, now, 1)
+                    g.add_pending(entry_id, c, now, 1)
                 else:
                     g.assign(entry_id, nack, c)
                     g.deliver(entry_id, nack, now)
                     nack.delivery_count = 1
                 c.active_time = now
-                ctx.propagate(claim_effect(key, g, c, entry_id, nack, last_before))
+                ctx.propagate(delivery_effect(key, g.name, c.name, eid_bytes, now_b, last_b))
             row: list[Reply] = [eid_bytes, fields]  # type: ignore[list-item]
             if o.claim_min_idle is not None:
                 row += [0, 0]
