@@ -8,8 +8,10 @@
             seen_time    last time the consumer attempted an interaction (ms)
             active_time  last time it was delivered/claimed something, -1 never
             pel          Pel: the subset of the group PEL it owns (the same Nack objects)
-        pel_by_time    sorted (delivery_time, ID) of the owned pending entries: the order in
-                       which XREADGROUP CLAIM scans for idle entries
+        by_time()      (delivery_time, ID) of the owned pending entries in that order: the
+                       order in which XREADGROUP CLAIM scans for idle entries; kept as
+                       time_key()s, delivery_time * 2**128 + ms * 2**64 + seq (ints compare
+                       in C, where tuples of a time and an ID would call StreamID's methods)
         nacked         IDs released by XNACK (owner None), in release order: the "NACK zone"
                        that XREADGROUP CLAIM serves first
     Nack: delivery_time (ms), delivery_count, consumer (None once released by XNACK)
@@ -17,7 +19,7 @@
 
 Invariants (check_groups verifies them): a Nack is in its owner's PEL iff it is in the group
 PEL and owned by that consumer; cgroups_ref has exactly the IDs held by some group PEL, with
-exactly those groups; `nacked` holds exactly the unowned PEL entries and `pel_by_time`
+exactly those groups; `nacked` holds exactly the unowned PEL entries and `by_time()`
 exactly the owned ones. All mutation of PELs
 goes through ConsumerGroup methods, which keep these structures in step.
 """
@@ -27,10 +29,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
-from .ids import StreamID
+from .ids import UINT64_MAX, StreamID
 from .sortedkeys import SortedKeys
 
 INVALID_ENTRIES_READ: Final = -1
+_LOW128: Final = (1 << 128) - 1
+
+
+def time_key(time: int, entry_id: StreamID) -> int:
+    """(time, ID) as one int in the same order: time * 2**128 + ms * 2**64 + seq (a negative
+    time too: the ID fills the low 128 bits that the shift left zero)."""
+    return time << 128 | entry_id.ms << 64 | entry_id.seq
 
 
 class Nack:
@@ -116,13 +125,13 @@ class Consumer:
 
 class ConsumerGroup:
     __slots__ = (
+        "_by_time",
         "consumers",
         "entries_read",
         "last_id",
         "nacked",
         "name",
         "pel",
-        "pel_by_time",
         "refs",
     )
 
@@ -139,7 +148,7 @@ class ConsumerGroup:
         self.pel = Pel()  # every pending entry of the group
         self.consumers: dict[bytes, Consumer] = {}
         self.nacked: dict[StreamID, None] = {}  # unowned PEL entries, in release order
-        self.pel_by_time: SortedKeys[tuple[int, StreamID]] = SortedKeys()  # owned, by time
+        self._by_time: SortedKeys[int] = SortedKeys()  # time_key()s of the owned entries
         self.refs = refs  # the stream's cgroups_ref, shared by all its groups
 
     def consumer(self, name: bytes) -> Consumer | None:
@@ -168,7 +177,7 @@ class ConsumerGroup:
         self.pel.add(entry_id, nack)
         if consumer is not None:
             consumer.pel.add(entry_id, nack)
-            self.pel_by_time.add((time, entry_id))
+            self._by_time.add(time_key(time, entry_id))
         else:
             self.nacked[entry_id] = None
         holders = self.refs.get(entry_id)
@@ -202,19 +211,26 @@ class ConsumerGroup:
         nack.consumer = consumer
         if consumer is not None:
             consumer.pel.add(entry_id, nack)
-            self.pel_by_time.add((nack.delivery_time, entry_id))
+            self._by_time.add(time_key(nack.delivery_time, entry_id))
         else:
             self.nacked[entry_id] = None
 
     def deliver(self, entry_id: StreamID, nack: Nack, time: int) -> None:
-        """Set a pending entry's delivery time, keeping pel_by_time in order."""
+        """Set a pending entry's delivery time, keeping by_time() in order."""
         if nack.consumer is not None:
             self._untime(entry_id, nack)
-            self.pel_by_time.add((time, entry_id))
+            self._by_time.add(time_key(time, entry_id))
         nack.delivery_time = time
 
     def _untime(self, entry_id: StreamID, nack: Nack) -> None:
-        self.pel_by_time.remove((nack.delivery_time, entry_id))
+        self._by_time.remove(time_key(nack.delivery_time, entry_id))
+
+    def by_time(self) -> Iterator[tuple[int, StreamID]]:
+        """(delivery_time, ID) of the owned pending entries, oldest delivery first, lazily:
+        the group must not change until the iteration ends."""
+        for k in self._by_time:
+            ms_seq = k & _LOW128
+            yield k >> 128, StreamID(ms_seq >> 64, ms_seq & UINT64_MAX)
 
     def release(self, entry_id: StreamID, nack: Nack) -> None:
         """XNACK: the entry loses its owner and goes to the back of the NACK zone."""
@@ -258,9 +274,9 @@ def check_groups(cgroups: dict[bytes, ConsumerGroup], refs: dict[StreamID, set[b
             expected.setdefault(entry_id, set()).add(name)
         assert owned == sum(1 for _, n in g.pel.items() if n.consumer is not None)
         owned_times = sorted((n.delivery_time, i) for i, n in g.pel.items() if n.consumer)
-        g.pel_by_time.check()
-        by_time = list(g.pel_by_time)
-        assert by_time == owned_times, f"group {name!r} pel_by_time disagrees with its PEL"
+        g._by_time.check()
+        by_time = list(g.by_time())
+        assert by_time == owned_times, f"group {name!r} by_time() disagrees with its PEL"
         unowned = {i for i, n in g.pel.items() if n.consumer is None}
         assert set(g.nacked) == unowned, f"group {name!r} NACK zone disagrees with its PEL"
     assert refs == expected, "cgroups_ref disagrees with the group PELs"

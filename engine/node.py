@@ -355,9 +355,10 @@ def collect(
     end: StreamID,
     out: list[RangeItem],
     limit: int,
+    ids: list[StreamID] | None = None,
 ) -> bool:
     """Append the node's live entries with start <= id <= end to `out`, as XRANGE replies
-    them: [b"<ms>-<seq>", [field, value, ...]].
+    them: [b"<ms>-<seq>", [field, value, ...]], and their IDs to `ids` if given.
 
     Returns True once an ID above `end` is met or `out` reaches `limit` (0 = no limit). The
     hot path of every read: it walks the listpack once, decoding only what it returns. IDs are
@@ -423,6 +424,8 @@ def collect(
                 fv.append(v)
         pos += 2 if buf[pos] < 0x80 else lp_.element_size(buf, pos)  # lp-count
         out.append([b"%d-%d" % (ms, seq), fv])
+        if ids is not None:
+            ids.append(StreamID(ms, seq))
         if len(out) == limit:
             return True
     return False

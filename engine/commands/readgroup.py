@@ -21,7 +21,7 @@ from typing import Final
 from ..context import BlockSpec, Ctx
 from ..errors import StreamError
 from ..groups import Consumer, ConsumerGroup
-from ..ids import MAX_ID, StreamID, parse_encoded, parse_strict
+from ..ids import MAX_ID, StreamID, parse_strict
 from ..lag import advance
 from ..reply import NULL_ARRAY, PairMap, Reply
 from ..stream import Stream
@@ -92,7 +92,7 @@ def _claimable_at(
 
 
 def _oldest_delivery(s: Stream, g: ConsumerGroup) -> int | None:
-    for time, entry_id in g.pel_by_time:
+    for time, entry_id in g.by_time():
         if s.get(entry_id) is not None:
             return time
     return None
@@ -146,10 +146,11 @@ def _new(
         start = g.last_id.incr()
         assert start is not None
         now_b, last_b = b"%d" % now, last_before.encode()  # every delivery's, in its effect
-        for item in s.range(start, MAX_ID, room):
+        ids: list[StreamID] = []
+        items = s.range(start, MAX_ID, room, ids=ids)
+        for item, entry_id in zip(items, ids, strict=True):
             eid_bytes, fields = item
             assert isinstance(eid_bytes, bytes)
-            entry_id = parse_encoded(eid_bytes)
             advance(s, g, entry_id)
             if not o.noack:
                 nack = g.pel.get(entry_id)
@@ -185,7 +186,7 @@ def _claim_idle(
     assert o.claim_min_idle is not None
     now = ctx.now_ms
     candidates = list(g.nacked)
-    for time, entry_id in g.pel_by_time:
+    for time, entry_id in g.by_time():
         if now - time < o.claim_min_idle:
             break
         candidates.append(entry_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+from xstream.engine.groups import ConsumerGroup, time_key
 from xstream.engine.ids import StreamID
 from xstream.engine.sortedkeys import LOAD, SortedKeys
 
@@ -69,3 +70,22 @@ def test_since_starts_at_or_after_a_key() -> None:
         assert list(keys.since(start, inclusive=False)) == later
     assert list(keys.since(StreamID(6, 0))) == []
     assert list(SortedKeys[int]().since(3)) == []
+
+
+def test_time_keys_order_as_time_then_id() -> None:
+    u = (1 << 64) - 1
+    pairs = [
+        (t, StreamID(ms, seq))
+        for t in (-5, -1, 0, 1, 1_700_000_000_000, 1 << 63)
+        for ms in (0, 1, u)
+        for seq in (0, u)
+    ]
+    keys = sorted(time_key(t, i) for t, i in pairs)
+    assert keys == [time_key(t, i) for t, i in sorted(pairs, key=lambda p: (p[0], p[1]))]
+    assert len(set(keys)) == len(pairs)
+    g = ConsumerGroup(b"g", StreamID(0, 0), 0, {})
+    c = g.create_consumer(b"c", 0)
+    for t, i in pairs[::7]:
+        if i not in g.pel:
+            g.add_pending(i, c, t, 1)
+    assert list(g.by_time()) == sorted((n.delivery_time, i) for i, n in g.pel.items())
