@@ -158,15 +158,16 @@ if [ ! -f "$deps/.complete" ]; then
     -r "$root/requirements/runtime.txt" -d "$deps" >&2
   touch "$deps/.complete"
 fi
-# The compiled engine (scripts/mypyc.sh; cached, so seconds when current) goes into the wheel
-# when it loads here and its modules are for the image's interpreter (CPython 3.11 on this
-# architecture, glibc: Debian 12 on both); else the image runs the pure-Python engine.
+# The compiled engine and RESP codec (scripts/mypyc.sh; cached, so seconds when current) go
+# into the wheel when they load here and their modules are for the image's interpreter (CPython
+# 3.11 on this architecture, glibc: Debian 12 on both); else the image runs them pure Python.
 "$root/scripts/mypyc.sh"
 engine=pure
 ext=$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 if [ "$ext" != ".cpython-311-$arch-linux-gnu.so" ]; then
   say "the host's Python makes $ext modules, not the image's: the image's engine is pure Python"
-elif ! XSTREAM_ENGINE=compiled "$py" -c 'import xstream.engine' 2>/dev/null; then
+elif ! XSTREAM_ENGINE=compiled "$py" -c 'import xstream.engine, xstream.server.resp.codec' \
+  2>/dev/null; then
   say "the engine is not compiled here: the image's engine is pure Python"
 else
   engine=compiled

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Compile the engine with mypyc, in place: engine/X.py gets engine/X.cpython-311-<platform>.so
-# beside it (gitignored), which Python imports instead of the source (engine/native.py says how
-# the pure build stays available: XSTREAM_ENGINE=pure). scripts/venv.sh runs this.
+# Compile the engine and the RESP codec with mypyc, in place: engine/X.py gets
+# engine/X.cpython-311-<platform>.so beside it (gitignored), which Python imports instead of the
+# source (engine/native.py says how the pure build stays available: XSTREAM_ENGINE=pure); so do
+# xstream/server/resp/codec.py and requests.py (xstream/server/resp/native.py, the same
+# variable). scripts/venv.sh runs this.
 #
-# Builds are cached in $cache/engine-<key>, the key a hash of engine/*.py, scripts/mypyc_build.py,
-# mypy's version and the interpreter (scripts/mypyc_build.py key): an unchanged engine is copied
-# in, not compiled (1-1.5 min of one core). The newest few builds are kept.
+# Builds are cached in $cache/engine-<key>, the key a hash of engine/*.py, the codec's modules,
+# scripts/mypyc_build.py, mypy's version and the interpreter (scripts/mypyc_build.py key): an
+# unchanged build is copied in, not compiled (1.5-2 min of one core, both groups: a change of
+# either compiles both). The newest few builds are kept.
 # Needs a C compiler and the Python headers; on Debian they are installed with apt-get when
 # missing. Without them, or if the build fails, the engine stays pure Python and this says so
 # in one line (exit 0: the pure engine is a complete one).
@@ -18,7 +21,7 @@ keep=4 # cached builds kept (the newest by use)
 say() { echo "mypyc: $*" >&2; }
 pure() {
   "$py" scripts/mypyc_build.py clean
-  say "$*; the engine runs as pure Python"
+  say "$*; the engine and the RESP codec run as pure Python"
   exit 0
 }
 
@@ -46,7 +49,7 @@ print(cc, sysconfig.get_paths()["include"], "python%d.%d-dev" % sys.version_info
   exec 9>"$cache/.lock-engine-$key"
   flock 9
   if [ ! -f "$out/.complete" ]; then
-    say "compiling the engine (once per change of engine/, ~1 min) into $out"
+    say "compiling the engine and the RESP codec (once per change of either, 1-2 min) into $out"
     rm -rf "$out"
     log=$(mktemp)
     started=$SECONDS

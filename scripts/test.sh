@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what it needs (Debian's redis-server, etcd-server, strace and a
 # Java runtime; a cached venv with pyspark; gcc and the Python headers for the compiled engine),
-# then lint, types, and every pytest tier on the compiled engine, then the engine's tiers again
-# on its pure-Python build (engine/native.py: XSTREAM_ENGINE). Extra arguments go to pytest.
+# then lint, types, and every pytest tier on the compiled engine and RESP codec, then the unit,
+# property and compat tiers again on their pure-Python builds (engine/native.py and
+# xstream/server/resp/native.py: XSTREAM_ENGINE). Extra arguments go to pytest.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -28,7 +29,8 @@ scripts/venv.sh   # pyspark and pyarrow come with the pinned dev dependencies
 py=.venv/bin/python
 echo "== ruff" && $py -m ruff check . && $py -m ruff format --check .
 echo "== mypy" && $py -m mypy
-# XSTREAM_ENGINE=compiled fails every import of the engine if the build is missing or stale,
+# XSTREAM_ENGINE=compiled fails every import of the engine (and of the RESP codec) if the build
+# is missing or stale,
 # so a broken build cannot pass as a compiled run (tests/unit/test_engine_build.py checks too).
 echo "== pytest (compiled engine)" && XSTREAM_ENGINE=compiled $py -m pytest "$@"
 echo "== pytest (pure-Python engine: unit, property, compat)" &&

@@ -29,6 +29,7 @@ def test_a_users_repr_shows_no_password_hash() -> None:
     assert user.passwords == [digest]
     assert digest not in repr(user) and "s3cret" not in repr(user)
 
+
 def test_default_user() -> None:
     a = Acl()
     assert a.listing() == ["user default on nopass sanitize-payload ~* &* +@all"]

@@ -21,6 +21,8 @@ coarsened: a write needs W, a read R, a write that returns entries RW).
 
 from __future__ import annotations
 
+from typing import Final
+
 from xstream.engine.commands import COMMANDS, SUBCOMMANDS
 
 # Redis's categories, in ACL CAT's order (acl.c's ACLCommandCategories).
@@ -140,9 +142,22 @@ TABLE = _table()
 CONTAINERS = {n.partition("|")[0] for n in TABLE if "|" in n}
 
 
+# The commands that are no container, by their name as clients send it (lower or upper
+# case): their fullname without decoding (other spellings are decoded).
+_PLAIN_NAMES: Final = {
+    spelling: name
+    for name in TABLE
+    if "|" not in name and name not in CONTAINERS
+    for spelling in (name.encode(), name.upper().encode())
+}
+
+
 def fullname(argv: list[bytes]) -> str:
     """Redis's `cmd->fullname` of argv: `container|sub` when argv names a known subcommand,
     else the (lower case) command name; an unknown command is itself."""
+    plain = _PLAIN_NAMES.get(argv[0])
+    if plain is not None:
+        return plain
     name = argv[0].decode("utf-8", "replace").lower()
     if name in CONTAINERS and len(argv) > 1:
         sub = f"{name}|{argv[1].decode('utf-8', 'replace').lower()}"

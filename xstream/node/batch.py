@@ -94,7 +94,7 @@ class Batch:
     def count(self, argvs: list[Argv]) -> None:
         """Count the commands run in INFO commandstats (as Node.execute counts one), the
         batch's time so far shared among them."""
-        STATS.calls_in_batch([_fullname(argv) for argv in argvs], _usec(self._t0))
+        STATS.calls_in_batch(_fullnames(argvs), _usec(self._t0))
 
     def add(self, reply: Reply) -> None:
         self.replies.append(reply)
@@ -111,6 +111,21 @@ class Batch:
 
 def _usec(t0: float) -> int:
     return int((time.perf_counter() - t0) * 1_000_000)
+
+
+def _fullnames(argvs: list[Argv]) -> list[str]:
+    """Each command's commandstats name; a name that is no container's is decoded once per
+    batch (a pipeline's run of XADDs: one decode)."""
+    names: dict[bytes, str] = {}  # head as sent -> name, for heads that name no container
+    out = []
+    for argv in argvs:
+        name = names.get(argv[0])
+        if name is None:
+            name = _fullname(argv)
+            if argv[0].lower() not in SUBCOMMANDS:
+                names[argv[0]] = name
+        out.append(name)
+    return out
 
 
 def _fullname(argv: Argv) -> str:

@@ -72,9 +72,9 @@ class Stats:
     def calls_in_batch(self, names: list[str], usec: int) -> None:
         """The commands of a batch (EXEC, a pipeline's run of writes), its time shared."""
         each = usec // len(names) if names else 0
-        for name in names:
-            self.calls[name] += 1
-            self.usec[name] += each
+        for name, n in Counter(names).items():  # a pipeline's run of one command: one turn
+            self.calls[name] += n
+            self.usec[name] += each * n
 
     def changed(self, n: int = 1) -> None:
         self.changes += n

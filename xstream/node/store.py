@@ -94,7 +94,10 @@ def _offset_of(path: Path) -> int:
 
 
 def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
+    n = os.write(fd, data)
+    if n == len(data):
+        return  # nearly always: a short write only when the disk is (nearly) full
+    view = memoryview(data)[n:]
     while view:
         n = os.write(fd, view)
         view = view[n:]

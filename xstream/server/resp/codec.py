@@ -17,6 +17,12 @@ Both parsers keep one buffer and a cursor; `feed` appends, `next_*` consumes who
 any split of the input into chunks yields the same items. A `ProtocolError` is final: Redis
 replies with its text and closes the connection, and the parser re-raises it from then on.
 Parsing uses no recursion (a stack of open aggregates), so nesting depth costs no Python frames.
+
+This module and requests.py are compiled with mypyc (native.py chooses the build; the pure
+source stays complete and tested): the encoder is written for it (exact `type() is` tests,
+native list appends), ~3.4x faster compiled (an XRANGE reply of 100 three-field entries: 26
+us, 89 us pure). Requests are framed by hiredis where it can (requests.py): 1.3 us per
+9-argument XADD against 8.4 us for RespParser compiled (12 us pure).
 """
 
 from __future__ import annotations
@@ -96,38 +102,42 @@ def encode_error(err: StreamError) -> bytes:
 
 def _encode_into(out: list[bytes], reply: Reply, resp3: bool) -> None:
     """Append `reply`'s parts to `out`, each without its CRLF (encode joins them)."""
-    append = out.append
     if type(reply) is bytes:
         n = len(reply)
-        append(_BULK_HDR[n] if n < _SHARED_HDRS else b"$%d" % n)
-        append(reply)
+        out.append(_BULK_HDR[n] if n < _SHARED_HDRS else b"$%d" % n)
+        out.append(reply)
+    elif type(reply) is list:
+        items = cast("list[Reply]", reply)
+        n = len(items)
+        out.append(_ARRAY_HDR[n] if n < _SHARED_HDRS else b"*%d" % n)
+        _encode_items(out, items, resp3)
     elif isinstance(reply, PairMap) and resp3:
-        append(b"%%%d" % len(reply))
+        out.append(b"%%%d" % len(reply))
         for key, value in reply:
             _encode_into(out, key, resp3)
             _encode_into(out, value, resp3)
     elif isinstance(reply, ReplyMap):
         n = len(reply)
         if resp3:
-            append(b"%%%d" % n)
+            out.append(b"%%%d" % n)
         else:
-            append(_ARRAY_HDR[2 * n] if 2 * n < _SHARED_HDRS else b"*%d" % (2 * n))
+            out.append(_ARRAY_HDR[2 * n] if 2 * n < _SHARED_HDRS else b"*%d" % (2 * n))
         for key, value in reply:
             _encode_into(out, key, resp3)
             _encode_into(out, value, resp3)
-    elif isinstance(reply, list):
+    elif isinstance(reply, list):  # PairMap in RESP2: a plain array
         n = len(reply)
-        append(_ARRAY_HDR[n] if n < _SHARED_HDRS else b"*%d" % n)
+        out.append(_ARRAY_HDR[n] if n < _SHARED_HDRS else b"*%d" % n)
         _encode_items(out, cast("list[Reply]", reply), resp3)
     elif isinstance(reply, Status):
         assert "\r" not in reply and "\n" not in reply, reply
-        append(b"+" + reply.encode("utf-8", "surrogateescape"))
+        out.append(b"+" + reply.encode("utf-8", "surrogateescape"))
     elif isinstance(reply, int):
-        append(b":%d" % reply)
+        out.append(b":%d" % reply)
     elif reply is None:
-        append(b"_" if resp3 else b"$-1")
+        out.append(b"_" if resp3 else b"$-1")
     elif reply is NULL_ARRAY:
-        append(b"_" if resp3 else b"*-1")
+        out.append(b"_" if resp3 else b"*-1")
     elif isinstance(reply, bytes):  # a bytes subclass
         _encode_into(out, bytes(reply), resp3)
     else:
@@ -136,17 +146,19 @@ def _encode_into(out: list[bytes], reply: Reply, resp3: bool) -> None:
 
 def _encode_items(out: list[bytes], items: list[Reply], resp3: bool) -> None:
     """An array's items: bulk strings and plain lists inline (the whole of an XRANGE reply:
-    entries of [id, [field, value, ...]]), anything else through _encode_into."""
-    append = out.append
+    entries of [id, [field, value, ...]]), anything else through _encode_into. Written for
+    mypyc (codec.py is compiled, native.py): exact type tests, `out.append` called
+    directly (a native list append; an alias of the bound method would be a Python call)."""
     for item in items:
         if type(item) is bytes:
             m = len(item)
-            append(_BULK_HDR[m] if m < _SHARED_HDRS else b"$%d" % m)
-            append(item)
+            out.append(_BULK_HDR[m] if m < _SHARED_HDRS else b"$%d" % m)
+            out.append(item)
         elif type(item) is list:
-            m = len(item)
-            append(_ARRAY_HDR[m] if m < _SHARED_HDRS else b"*%d" % m)
-            _encode_items(out, cast("list[Reply]", item), resp3)  # not a map: type() is list
+            sub = cast("list[Reply]", item)
+            m = len(sub)
+            out.append(_ARRAY_HDR[m] if m < _SHARED_HDRS else b"*%d" % m)
+            _encode_items(out, sub, resp3)  # not a map: type() is list
         else:
             _encode_into(out, item, resp3)
 

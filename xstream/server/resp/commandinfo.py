@@ -13,7 +13,7 @@ Key specs and tips are empty; the key positions and flags are what clients use t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast
+from typing import Final, cast
 
 from xstream.engine import glob
 from xstream.engine.commands import COMMANDS, SUBCOMMANDS
@@ -188,10 +188,20 @@ def find(argv: list[bytes]) -> tuple[str, int] | None:
     return None
 
 
+# Commands without subcommands by their name as clients send it, lower or upper case:
+# (fullname, arity), what find() answers for them, without decoding (other spellings: find).
+_PLAIN: Final = {
+    spelling: (name, info.arity)
+    for name, info in TABLE.items()
+    if not info.subcommands and name not in _EDGE_SUBS
+    for spelling in (name.encode(), name.upper().encode())
+}
+
+
 def check(argv: list[bytes]) -> None:
     """What Redis checks before NOAUTH and NOPERM (processCommand): an unknown command or
     subcommand, a wrong number of arguments; StreamError with Redis's line."""
-    found = find(argv)
+    found = _PLAIN.get(argv[0]) or find(argv)
     if found is None:
         name = argv[0].decode("utf-8", "replace").lower()
         if len(argv) > 1 and (name in _EDGE_SUBS or TABLE.get(name, _NONE).subcommands):

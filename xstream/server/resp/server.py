@@ -64,6 +64,8 @@ FLUSH_AT = 64 << 10  # gathered replies are written once they reach this
 # Commands that may wait for others' writes (a leaving client cancels them)
 MAY_BLOCK = frozenset({b"XREAD", b"XREADGROUP", b"WAIT", b"BLPOP", b"BRPOP"})
 MAX_BATCH = 1024  # pipelined writes run as one batch at most (the loop serves others between)
+# The commands _execute_connection runs (the others go to the node, unless in MULTI)
+_CONNECTION_NAMES = multi.TRANSACTION_COMMANDS | {b"RESET"} | EDGE_COMMANDS.keys()
 
 
 class Served(Protocol):
@@ -207,11 +209,12 @@ class RespConnection(asyncio.Protocol):
             self.abort()
 
     async def _serve(self, out: list[bytes]) -> None:
-        session, transport = self.session, self.transport
+        session, transport, parser = self.session, self.transport, self.parser
         assert session is not None and transport is not None
+        loop = asyncio.get_running_loop()
         while not self._lost:
             try:
-                argv, self._held = self._held or self.parser.next_command(), None
+                argv, self._held = self._held or parser.next_command(), None
             except ProtocolError as e:
                 out.append(encode_error(e.error))
                 slog("resp_protocol_error", level="warning", client=session.addr, error=e.message)
@@ -220,7 +223,11 @@ class RespConnection(asyncio.Protocol):
                 return
             if argv is None:
                 self._write(out)
-                await self._wait_input()
+                self._input = loop.create_future()  # data_received or connection_lost sets it
+                try:
+                    await self._input
+                finally:
+                    self._input = None
                 continue
             if self._drained is not None and not self._drained.done():
                 self._write(out)
@@ -228,7 +235,7 @@ class RespConnection(asyncio.Protocol):
             name = argv[0].upper()
             if name in MAY_BLOCK:
                 self._write(out)
-            batch = self._batch(argv, session)
+            batch = self._batch(argv, session) if parser.buffered else None
             if batch is not None:
                 out += await self._execute_batch(batch, session)
             else:
@@ -240,13 +247,6 @@ class RespConnection(asyncio.Protocol):
             if sum(map(len, out)) >= FLUSH_AT:
                 self._write(out)
 
-    async def _wait_input(self) -> None:
-        self._input = asyncio.get_running_loop().create_future()
-        try:
-            await self._input
-        finally:
-            self._input = None
-
     def _write(self, out: list[bytes]) -> None:
         if out:
             assert self.transport is not None
@@ -256,10 +256,11 @@ class RespConnection(asyncio.Protocol):
 
     def _batch(self, argv: list[bytes], session: Session) -> list[list[bytes]] | None:
         """`argv` and the writes parsed right after it, if it is a plain write (Node.batchable)
-        and one follows; the first command after them that is not one is held for next."""
+        and one follows; the first command after them that is not one is held for next.
+        Called only with input buffered (a command may follow)."""
         node, conn = self.server.served.node, self.conn
         assert conn is not None
-        if not self.parser.buffered or session.queued is not None or not node.batchable(argv):
+        if session.queued is not None or not node.batchable(argv):
             return None
         if not allowed(conn, argv):
             return None  # refused by _execute, on its own
@@ -319,30 +320,19 @@ class RespConnection(asyncio.Protocol):
         session.last_argv = argv
         node = self.server.served.node
         STATS.command()
+        conn = self.conn
+        assert conn is not None
         try:
-            assert self.conn is not None
             try:  # Redis's order: unknown or wrong arity, then NOAUTH, then NOPERM
                 commandinfo.check(argv)
                 context = "multi" if session.queued is not None else "toplevel"
-                refused = gate(self.conn, argv, context)
+                refused = gate(conn, argv, context)
             except StreamError as e:
                 refused = e
             if refused is not None:
                 raise multi.refused(session, node, name, refused)
-            if multi.queues(session, name):
-                return [encode(multi.queue(session, node, argv), session.proto)]
-            before = node.offset
-            if name in multi.TRANSACTION_COMMANDS:
-                encoded = await multi.run(name, argv, session, node, self.conn)
-                await _settle_users(node, before)
-                return [encoded]
-            if name == b"RESET":
-                multi.discard(session, node)
-            edge = EDGE_COMMANDS.get(name)
-            if edge is not None:
-                edge_reply = edge(self.conn, argv)
-                await _settle_users(node, before)
-                return [encode_edge(edge_reply, session.proto)]
+            if session.queued is not None or name in _CONNECTION_NAMES:
+                return await self._execute_connection(name, argv, session, node, conn)
             if slices.slices_for(argv, node.limits):
                 with slices.gc_paused():  # until its reply is encoded
                     reply, _ = await node.execute(argv, db=session.db)
@@ -363,6 +353,27 @@ class RespConnection(asyncio.Protocol):
         except StreamError as e:
             STATS.error(e.line)
             return [encode_error(e)]
+
+    async def _execute_connection(
+        self, name: bytes, argv: list[bytes], session: Session, node: Node, conn: Conn
+    ) -> list[bytes]:
+        """A command of the connection's own (MULTI/EXEC/..., RESET, EDGE_COMMANDS), or any
+        command while in MULTI (queued, unless IMMEDIATE). Raises StreamError."""
+        if multi.queues(session, name):
+            return [encode(multi.queue(session, node, argv), session.proto)]
+        if name in multi.TRANSACTION_COMMANDS:
+            before = node.offset
+            encoded = await multi.run(name, argv, session, node, conn)
+            await _settle_users(node, before)
+            return [encoded]
+        if name == b"RESET":
+            multi.discard(session, node)
+        edge = EDGE_COMMANDS.get(name)
+        assert edge is not None, name  # in MULTI, only IMMEDIATE ones come here: all are these
+        before = node.offset
+        edge_reply = edge(conn, argv)
+        await _settle_users(node, before)
+        return [encode_edge(edge_reply, session.proto)]
 
 
 async def _settle_users(node: Node, before: int) -> None:
