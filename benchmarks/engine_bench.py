@@ -27,6 +27,11 @@ What is measured, for each workload:
                     acknowledging each page with one XACK (100 IDs) before the next read, so
                     its PEL stays small; per entry, for XREADGROUP and XACK apart, engine
                     through execute(), redis through redis-py and server time.
+  XACK vs PEL size  for each of `--pel-sizes` (P): a group's consumer holds P pending entries,
+                    then acks its 100 oldest and reads 100 new ones, `--pel-acks` IDs in all,
+                    so the PEL stays at P; µs per acknowledged ID (XACK alone timed), engine
+                    through execute(), redis server time (commandstats). Redis's PEL is a rax:
+                    O(log P) per ID, so a flat row is the target.
 
 Rates are per entry (XADD per call); the table also gives the engine's µs per entry. The
 engine is whichever build xstream.engine loads (printed first): compiled with mypyc, or pure
@@ -332,6 +337,83 @@ def redis_group_pass(r: redis.Redis, count: int) -> tuple[float, float, int]:
         seen += len(ids)
 
 
+def engine_pel_acks(entries: list[Entry], pel: int, acks: int) -> tuple[float, int]:
+    """XACK cost at a PEL of `pel` entries: (seconds on the run's clock, IDs acknowledged)."""
+    e = engine_xadd_batched(entries[: pel + acks], 1000)
+    e.execute([b"XGROUP", b"CREATE", KEY, b"g", b"0"])
+    for done in range(0, pel, 10_000):
+        page = b"%d" % min(10_000, pel - done)
+        e.execute([b"XREADGROUP", b"GROUP", b"g", b"c", b"COUNT", page, b"STREAMS", KEY, b">"])
+    read = [b"XREADGROUP", b"GROUP", b"g", b"c", b"COUNT", b"100", b"STREAMS", KEY, b">"]
+    pending = [b"XPENDING", KEY, b"g", b"-", b"+", b"100"]
+    elapsed = 0.0
+    acked = 0
+    gc.collect()
+    while acked < acks:
+        oldest = e.execute(pending).reply
+        assert isinstance(oldest, list)
+        ack = [b"XACK", KEY, b"g"]
+        for item in oldest:
+            assert isinstance(item, list) and isinstance(item[0], bytes)
+            ack.append(item[0])
+        t = _CLOCK()
+        reply = e.execute(ack).reply
+        elapsed += _CLOCK() - t
+        assert reply == len(oldest), (reply, len(oldest))
+        acked += len(oldest)
+        e.execute(read)
+    return elapsed, acked
+
+
+def redis_pel_acks(r: redis.Redis, entries: list[Entry], pel: int, acks: int) -> float:
+    """The same on redis-server: server µs per acknowledged ID."""
+    r.execute_command("FLUSHALL")
+    for i in range(0, pel + acks, 1000):
+        pipe = r.pipeline(transaction=False)
+        for j, fv in enumerate(entries[i : min(i + 1000, pel + acks)], start=i):
+            pipe.execute_command("XADD", KEY, b"%d-%d" % (BASE_MS + j // 1000, j % 1000), *fv)
+        pipe.execute()
+    r.execute_command("XGROUP", "CREATE", KEY, "g", "0")
+    for done in range(0, pel, 10_000):
+        page = min(10_000, pel - done)
+        r.execute_command("XREADGROUP", "GROUP", "g", "c", "COUNT", page, "STREAMS", KEY, ">")
+    r.execute_command("CONFIG", "RESETSTAT")
+    acked = 0
+    while acked < acks:
+        ids = [item[0] for item in r.execute_command("XPENDING", KEY, "g", "-", "+", 100)]
+        assert r.execute_command("XACK", KEY, "g", *ids) == len(ids)
+        acked += len(ids)
+        r.execute_command("XREADGROUP", "GROUP", "g", "c", "COUNT", 100, "STREAMS", KEY, ">")
+    calls, usec = server_usec(r, "xack")
+    assert calls
+    return usec / 1e6 / acked
+
+
+def bench_pel_sizes(r: redis.Redis | None, args: argparse.Namespace) -> list[Row]:
+    sizes = [int(x) for x in args.pel_sizes.split(",") if x]
+    rows = []
+    if not sizes:
+        return rows
+    print(f"XACK vs PEL size: {args.pel_acks:,} IDs acknowledged per size", flush=True)
+    entries = fields_workload(max(sizes) + args.pel_acks, random.Random(args.seed))
+    for pel in sizes:
+        elapsed, acked = engine_pel_acks(entries, pel, args.pel_acks)
+        gc.collect()
+        theirs = None
+        if r is not None:
+            theirs = 1 / redis_pel_acks(r, entries, pel, args.pel_acks)
+            r.execute_command("FLUSHALL")
+        row = Row("fields", f"XACK, PEL {pel:,}, server", acked / elapsed, theirs, "/s")
+        row.note = "redis: server time only"
+        rows.append(row)
+        print(
+            f"  {row.measure:<34} engine {fmt(row.engine, '/s'):>14}   "
+            f"redis {fmt(theirs, '/s'):>14}",
+            flush=True,
+        )
+    return rows
+
+
 def heap_bytes(entries: list[Entry], batch: int) -> int:
     """Python heap held by a stream loaded with xadd_many (tracemalloc, inputs excluded)."""
     gc.collect()
@@ -491,11 +573,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--entries", type=int, default=1_000_000, help="entries per workload")
     p.add_argument("--quick", action="store_true", help="50,000 entries, one run each")
     p.add_argument("--batch", type=int, default=1000, help="entries per xadd_many / pipeline")
-    p.add_argument("--workload", choices=["fields", "payload", "both"], default="both")
+    p.add_argument("--workload", choices=["fields", "payload", "both", "none"], default="both")
     p.add_argument("--repeat", type=int, default=2, help="engine runs per timing (best kept)")
     p.add_argument("--redis-server", default="/usr/bin/redis-server", help="the binary to start")
     p.add_argument("--no-redis", action="store_true", help="engine numbers only")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--pel-sizes",
+        default="1000,100000,1000000",
+        help="PEL sizes for the XACK vs PEL size rows, comma separated (empty: none)",
+    )
+    p.add_argument("--pel-acks", type=int, default=10_000, help="IDs acknowledged per PEL size")
     p.add_argument(
         "--clock",
         choices=["wall", "cpu"],
@@ -507,6 +595,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if args.quick:
         args.entries = min(args.entries, 50_000)
         args.repeat = 1
+        args.pel_sizes = "1000,10000"
     return args
 
 
@@ -514,7 +603,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     global _CLOCK  # noqa: PLW0603  (one setting for the whole run)
     args = parse_args(argv)
     _CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
-    names = ["fields", "payload"] if args.workload == "both" else [args.workload]
+    names = {"both": ["fields", "payload"], "none": []}.get(args.workload, [args.workload])
     python = sys.version.split()[0]
     load = os.getloadavg()[0]
     print(f"python {python}, {os.cpu_count()} CPUs, load {load:.2f}, engine clock {args.clock}")
@@ -528,6 +617,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows += bench_workload(name, entries, r, args)
             del entries
             gc.collect()
+        rows += bench_pel_sizes(r, args)
     print_table(rows)
     return 0
 

@@ -60,7 +60,7 @@ def xadd_many(
 
 def format_ids(first: StreamID, n: int) -> list[bytes]:
     """`<ms>-<seq>` for first, first + 1, ..., n IDs in all."""
-    ms, seq = first
+    ms, seq = first.ms, first.seq
     if seq + n - 1 <= UINT64_MAX:
         prefix = b"%d-" % ms
         return [prefix + b"%d" % q for q in range(seq, seq + n)]

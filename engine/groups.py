@@ -8,8 +8,10 @@
             seen_time    last time the consumer attempted an interaction (ms)
             active_time  last time it was delivered/claimed something, -1 never
             pel          Pel: the subset of the group PEL it owns (the same Nack objects)
-        pel_by_time    sorted (delivery_time, ID) of the owned pending entries: the order in
-                       which XREADGROUP CLAIM scans for idle entries
+        by_time()      (delivery_time, ID) of the owned pending entries in that order: the
+                       order in which XREADGROUP CLAIM scans for idle entries; kept as
+                       time_key()s, delivery_time * 2**128 + ms * 2**64 + seq (ints compare
+                       in C, where tuples of a time and an ID would call StreamID's methods)
         nacked         IDs released by XNACK (owner None), in release order: the "NACK zone"
                        that XREADGROUP CLAIM serves first
     Nack: delivery_time (ms), delivery_count, consumer (None once released by XNACK)
@@ -17,20 +19,27 @@
 
 Invariants (check_groups verifies them): a Nack is in its owner's PEL iff it is in the group
 PEL and owned by that consumer; cgroups_ref has exactly the IDs held by some group PEL, with
-exactly those groups; `nacked` holds exactly the unowned PEL entries and `pel_by_time`
+exactly those groups; `nacked` holds exactly the unowned PEL entries and `by_time()`
 exactly the owned ones. All mutation of PELs
 goes through ConsumerGroup methods, which keep these structures in step.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterator
 from typing import Final
 
-from .ids import StreamID
+from .ids import UINT64_MAX, StreamID
+from .sortedkeys import SortedKeys
 
 INVALID_ENTRIES_READ: Final = -1
+_LOW128: Final = (1 << 128) - 1
+
+
+def time_key(time: int, entry_id: StreamID) -> int:
+    """(time, ID) as one int in the same order: time * 2**128 + ms * 2**64 + seq (a negative
+    time too: the ID fills the low 128 bits that the shift left zero)."""
+    return time << 128 | entry_id.ms << 64 | entry_id.seq
 
 
 class Nack:
@@ -43,12 +52,12 @@ class Nack:
 
 
 class Pel:
-    """A PEL: IDs in order with their Nacks (a sorted list plus a dict)."""
+    """A PEL: IDs in order (SortedKeys, O(log n) as Redis's rax) with their Nacks (a dict)."""
 
     __slots__ = ("_ids", "_map")
 
     def __init__(self) -> None:
-        self._ids: list[StreamID] = []
+        self._ids: SortedKeys[StreamID] = SortedKeys()
         self._map: dict[StreamID, Nack] = {}
 
     def __len__(self) -> int:
@@ -62,47 +71,46 @@ class Pel:
 
     def add(self, entry_id: StreamID, nack: Nack) -> None:
         assert entry_id not in self._map
-        ids = self._ids
-        if not ids or ids[-1] < entry_id:
-            ids.append(entry_id)
-        else:
-            ids.insert(bisect_left(ids, entry_id), entry_id)
+        self._ids.add(entry_id)
         self._map[entry_id] = nack
 
     def remove(self, entry_id: StreamID) -> Nack | None:
         nack = self._map.pop(entry_id, None)
         if nack is not None:
-            ids = self._ids
-            del ids[bisect_left(ids, entry_id)]
+            self._ids.remove(entry_id)
         return nack
 
     def first(self) -> StreamID | None:
-        return self._ids[0] if self._ids else None
+        return self._ids.first()
 
     def last(self) -> StreamID | None:
-        return self._ids[-1] if self._ids else None
+        return self._ids.last()
 
     def range(
         self, start: StreamID, end: StreamID, count: int = 0
     ) -> Iterator[tuple[StreamID, Nack]]:
-        """Entries with start <= id <= end in ID order, at most `count` (0 = all)."""
-        ids = self._ids
-        lo = bisect_left(ids, start)
-        hi = bisect_right(ids, end)
-        if count:
-            hi = min(hi, lo + count)
-        for entry_id in ids[lo:hi]:
+        """Entries with start <= id <= end in ID order, at most `count` (0 = all), lazily: the
+        PEL must not change until the iteration ends (list() it first to change it)."""
+        for n, entry_id in enumerate(self._ids.since(start), start=1):
+            if entry_id > end:
+                return
             yield entry_id, self._map[entry_id]
+            if n == count:
+                return
 
     def after(self, entry_id: StreamID) -> Iterator[tuple[StreamID, Nack]]:
-        """Entries with id > entry_id, in order."""
-        ids = self._ids
-        for i in range(bisect_right(ids, entry_id), len(ids)):
-            yield ids[i], self._map[ids[i]]
+        """Entries with id > entry_id, in order, lazily (as range)."""
+        for later in self._ids.since(entry_id, inclusive=False):
+            yield later, self._map[later]
 
     def items(self) -> Iterator[tuple[StreamID, Nack]]:
-        for entry_id in list(self._ids):
-            yield entry_id, self._map[entry_id]
+        """Every entry in ID order, taken at the call (the PEL may change meanwhile)."""
+        m = self._map
+        return iter([(entry_id, m[entry_id]) for entry_id in self._ids])
+
+    def check(self, what: str) -> None:
+        self._ids.check()
+        assert list(self._ids) == sorted(self._map), f"{what} PEL out of order"
 
 
 class Consumer:
@@ -117,13 +125,13 @@ class Consumer:
 
 class ConsumerGroup:
     __slots__ = (
+        "_by_time",
         "consumers",
         "entries_read",
         "last_id",
         "nacked",
         "name",
         "pel",
-        "pel_by_time",
         "refs",
     )
 
@@ -140,7 +148,7 @@ class ConsumerGroup:
         self.pel = Pel()  # every pending entry of the group
         self.consumers: dict[bytes, Consumer] = {}
         self.nacked: dict[StreamID, None] = {}  # unowned PEL entries, in release order
-        self.pel_by_time: list[tuple[int, StreamID]] = []  # owned entries by delivery time
+        self._by_time: SortedKeys[int] = SortedKeys()  # time_key()s of the owned entries
         self.refs = refs  # the stream's cgroups_ref, shared by all its groups
 
     def consumer(self, name: bytes) -> Consumer | None:
@@ -169,10 +177,14 @@ class ConsumerGroup:
         self.pel.add(entry_id, nack)
         if consumer is not None:
             consumer.pel.add(entry_id, nack)
-            insort(self.pel_by_time, (time, entry_id))
+            self._by_time.add(time_key(time, entry_id))
         else:
             self.nacked[entry_id] = None
-        self.refs.setdefault(entry_id, set()).add(self.name)
+        holders = self.refs.get(entry_id)
+        if holders is None:
+            self.refs[entry_id] = {self.name}
+        else:
+            holders.add(self.name)
         return nack
 
     def remove_pending(self, entry_id: StreamID) -> Nack | None:
@@ -199,22 +211,26 @@ class ConsumerGroup:
         nack.consumer = consumer
         if consumer is not None:
             consumer.pel.add(entry_id, nack)
-            insort(self.pel_by_time, (nack.delivery_time, entry_id))
+            self._by_time.add(time_key(nack.delivery_time, entry_id))
         else:
             self.nacked[entry_id] = None
 
     def deliver(self, entry_id: StreamID, nack: Nack, time: int) -> None:
-        """Set a pending entry's delivery time, keeping pel_by_time in order."""
+        """Set a pending entry's delivery time, keeping by_time() in order."""
         if nack.consumer is not None:
             self._untime(entry_id, nack)
-            insort(self.pel_by_time, (time, entry_id))
+            self._by_time.add(time_key(time, entry_id))
         nack.delivery_time = time
 
     def _untime(self, entry_id: StreamID, nack: Nack) -> None:
-        by_time = self.pel_by_time
-        i = bisect_left(by_time, (nack.delivery_time, entry_id))
-        assert by_time[i] == (nack.delivery_time, entry_id)
-        del by_time[i]
+        self._by_time.remove(time_key(nack.delivery_time, entry_id))
+
+    def by_time(self) -> Iterator[tuple[int, StreamID]]:
+        """(delivery_time, ID) of the owned pending entries, oldest delivery first, lazily:
+        the group must not change until the iteration ends."""
+        for k in self._by_time:
+            ms_seq = k & _LOW128
+            yield k >> 128, StreamID(ms_seq >> 64, ms_seq & UINT64_MAX)
 
     def release(self, entry_id: StreamID, nack: Nack) -> None:
         """XNACK: the entry loses its owner and goes to the back of the NACK zone."""
@@ -242,10 +258,10 @@ def check_groups(cgroups: dict[bytes, ConsumerGroup], refs: dict[StreamID, set[b
     for name, g in cgroups.items():
         assert g.name == name, f"group {name!r} is filed under another name"
         assert g.refs is refs, f"group {name!r} does not share the stream's cgroups_ref"
-        assert g.pel._ids == sorted(g.pel._map), f"group {name!r} PEL out of order"
+        g.pel.check(f"group {name!r}")
         owned = 0
         for c in g.consumers.values():
-            assert c.pel._ids == sorted(c.pel._map), f"consumer {c.name!r} PEL out of order"
+            c.pel.check(f"consumer {c.name!r}")
             for entry_id, nack in c.pel.items():
                 assert g.pel.get(entry_id) is nack, f"{c.name!r} owns {entry_id} not in group PEL"
                 assert nack.consumer is c, f"{entry_id} in {c.name!r}'s PEL has another owner"
@@ -258,7 +274,9 @@ def check_groups(cgroups: dict[bytes, ConsumerGroup], refs: dict[StreamID, set[b
             expected.setdefault(entry_id, set()).add(name)
         assert owned == sum(1 for _, n in g.pel.items() if n.consumer is not None)
         owned_times = sorted((n.delivery_time, i) for i, n in g.pel.items() if n.consumer)
-        assert g.pel_by_time == owned_times, f"group {name!r} pel_by_time disagrees with its PEL"
+        g._by_time.check()
+        by_time = list(g.by_time())
+        assert by_time == owned_times, f"group {name!r} by_time() disagrees with its PEL"
         unowned = {i for i, n in g.pel.items() if n.consumer is None}
         assert set(g.nacked) == unowned, f"group {name!r} NACK zone disagrees with its PEL"
     assert refs == expected, "cgroups_ref disagrees with the group PELs"

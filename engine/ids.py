@@ -16,7 +16,7 @@ The rax key of an ID is its 16-byte big-endian encoding, so byte order equals ID
 from __future__ import annotations
 
 import struct
-from typing import Final, NamedTuple
+from typing import Final, final
 
 from .errors import StreamError, invalid_id
 
@@ -25,14 +25,62 @@ INT64_MAX: Final = (1 << 63) - 1
 INT64_MIN: Final = -(1 << 63)
 _KEY: Final = struct.Struct(">QQ")
 _SPACES: Final = b" \t\n\v\f\r"
+_HASH_MASK: Final = (1 << 61) - 1
 
 
-class StreamID(NamedTuple):
-    ms: int  # milliseconds part, 0..UINT64_MAX
-    seq: int  # sequence part, 0..UINT64_MAX
+@final
+class StreamID:
+    """An entry ID. Immutable by contract (never assigned after __init__), ordered, hashable.
+
+    A plain class with __slots__ rather than a NamedTuple: compiled with mypyc it is a native
+    class whose two fields are machine words (below 2**62) read without a dictionary or a
+    descriptor, built without a Python-level __new__, compared by native methods (a quarter of
+    a NamedTuple's construction and comparison costs; engine_bench). Unlike a tuple it neither
+    unpacks nor equals a plain tuple.
+    """
+
+    __slots__ = ("ms", "seq")
+
+    def __init__(self, ms: int, seq: int) -> None:
+        self.ms: Final = ms  # milliseconds part, 0..UINT64_MAX
+        self.seq: Final = seq  # sequence part, 0..UINT64_MAX
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StreamID):
+            return NotImplemented
+        return self.ms == other.ms and self.seq == other.seq
+
+    def __ne__(self, other: object) -> bool:
+        if not isinstance(other, StreamID):
+            return NotImplemented
+        return self.ms != other.ms or self.seq != other.seq
+
+    def __lt__(self, other: StreamID) -> bool:
+        return self.ms < other.ms or (self.ms == other.ms and self.seq < other.seq)
+
+    def __le__(self, other: StreamID) -> bool:
+        return self.ms < other.ms or (self.ms == other.ms and self.seq <= other.seq)
+
+    def __gt__(self, other: StreamID) -> bool:
+        return self.ms > other.ms or (self.ms == other.ms and self.seq > other.seq)
+
+    def __ge__(self, other: StreamID) -> bool:
+        return self.ms > other.ms or (self.ms == other.ms and self.seq >= other.seq)
+
+    def __hash__(self) -> int:
+        # ms spread by an odd multiplier (a bijection on the low bits, so IDs of one ms and of
+        # neighbouring ms land apart), seq mixed in, kept within 61 bits: compiled, machine
+        # words for every ms below 2**42 (year 2109), where hash((ms, seq)) built a tuple
+        return (self.ms * 1000003 ^ self.seq) & _HASH_MASK
+
+    def __repr__(self) -> str:
+        return f"StreamID(ms={self.ms}, seq={self.seq})"
 
     def __str__(self) -> str:
         return f"{self.ms}-{self.seq}"
+
+    def __reduce__(self) -> tuple[type[StreamID], tuple[int, int]]:
+        return StreamID, (self.ms, self.seq)
 
     def encode(self) -> bytes:
         """The ID as Redis prints it, `<ms>-<seq>`."""
@@ -42,10 +90,10 @@ class StreamID(NamedTuple):
         """The 16-byte big-endian rax key."""
         return _KEY.pack(self.ms, self.seq)
 
-    @classmethod
-    def from_key(cls, key: bytes) -> StreamID:
+    @staticmethod
+    def from_key(key: bytes) -> StreamID:
         ms, seq = _KEY.unpack(key)
-        return cls(ms, seq)
+        return StreamID(ms, seq)
 
     def incr(self) -> StreamID | None:
         """The next ID, or None past the maximum (Redis's streamIncrID)."""
@@ -120,6 +168,9 @@ def parse_id(
 
     Raises the invalid-ID error for anything Redis rejects.
     """
+    plain = _plain(arg)
+    if plain is not None:
+        return plain, True
     if len(arg) > 127:
         raise invalid_id()
     nul = arg.find(b"\0")
@@ -147,7 +198,23 @@ def parse_id(
     return StreamID(ms, seq), True
 
 
+def _plain(arg: bytes) -> StreamID | None:
+    """The common form, `<digits>-<digits>` with at most 19 digits a side, else None.
+
+    Every such number is below 2**64, where string2ull's two parses agree with int() (leading
+    zeros included), and such an argument is neither too long nor holds a NUL: parse_id's
+    answer for it, without its checks.
+    """
+    ms, dash, seq = arg.partition(b"-")
+    if dash and len(ms) < 20 and len(seq) < 20 and ms.isdigit() and seq.isdigit():
+        return StreamID(int(ms), int(seq))
+    return None
+
+
 def parse_strict(arg: bytes, missing_seq: int = 0) -> StreamID:
+    plain = _plain(arg)
+    if plain is not None:
+        return plain
     return parse_id(arg, strict=True, missing_seq=missing_seq)[0]
 
 

@@ -175,7 +175,7 @@ def append_run(
     appending them one by one gives: the size test sees the live counter grow as it goes.
     """
     live, deleted, _ = counts(lp)
-    ms, seq = first
+    ms, seq = first.ms, first.seq
     room = len(entries) - i
     if max_entries:
         room = min(room, max_entries - live - deleted)
@@ -183,7 +183,7 @@ def append_run(
     nf = len(mfields)
     same_fields = (list(mfields), mfields)  # entries may be lists or tuples
     lpc = encode_int(nf + 3)
-    mms, mseq = master_id
+    mms, mseq = master_id.ms, master_id.seq
     msd = encode_delta(ms, mms)
     sqi = seq - mseq + 4096  # the seq-diff's index in SMALL_INTS, while in range
     grow = 128 - live % 128  # entries until the live counter is a multiple of 128 (int_size)
@@ -273,7 +273,7 @@ def scan(lp: bytearray, master_id: StreamID) -> list[tuple[int, int, StreamID]]:
     nf = len(fields)
     end = len(lp) - 1
     out = []
-    mms, mseq = master_id
+    mms, mseq = master_id.ms, master_id.seq
     while pos < end:
         start = pos
         flags, pos = lp_.read_int(lp, pos)
@@ -355,9 +355,10 @@ def collect(
     end: StreamID,
     out: list[RangeItem],
     limit: int,
+    ids: list[StreamID] | None = None,
 ) -> bool:
     """Append the node's live entries with start <= id <= end to `out`, as XRANGE replies
-    them: [b"<ms>-<seq>", [field, value, ...]].
+    them: [b"<ms>-<seq>", [field, value, ...]], and their IDs to `ids` if given.
 
     Returns True once an ID above `end` is met or `out` reaches `limit` (0 = no limit). The
     hot path of every read: it walks the listpack once, decoding only what it returns. IDs are
@@ -368,9 +369,9 @@ def collect(
     nf = len(mfields)
     template: list[bytes] = [b""] * (2 * nf)  # [field_1, _, field_2, _, ...]
     template[0::2] = mfields
-    mms, mseq = master_id
-    lo_ms, lo_seq = start
-    hi_ms, hi_seq = end
+    mms, mseq = master_id.ms, master_id.seq
+    lo_ms, lo_seq = start.ms, start.seq
+    hi_ms, hi_seq = end.ms, end.seq
     stop = len(buf) - 1
     while pos < stop:
         # -- flags (always a 7-bit int), ms-diff, seq-diff, [num-fields] --
@@ -423,6 +424,8 @@ def collect(
                 fv.append(v)
         pos += 2 if buf[pos] < 0x80 else lp_.element_size(buf, pos)  # lp-count
         out.append([b"%d-%d" % (ms, seq), fv])
+        if ids is not None:
+            ids.append(StreamID(ms, seq))
         if len(out) == limit:
             return True
     return False

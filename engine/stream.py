@@ -188,18 +188,25 @@ class Stream:
     # -- reading -------------------------------------------------------------------------
 
     def range(
-        self, start: StreamID, end: StreamID, count: int = 0, rev: bool = False
+        self,
+        start: StreamID,
+        end: StreamID,
+        count: int = 0,
+        rev: bool = False,
+        ids: list[StreamID] | None = None,
     ) -> list[RangeItem]:
-        """Live entries with start <= id <= end as XRANGE replies them; count 0 = all."""
+        """Live entries with start <= id <= end as XRANGE replies them; count 0 = all. Their
+        IDs go to `ids` too, if given (forward only)."""
         out: list[RangeItem] = []
         if start > end or not self.length:
             return out
         if not rev:
             for key, lp in self._nodes_from(start):
                 master = StreamID.from_key(key)
-                if master > end or node.collect(lp, master, start, end, out, count):
+                if master > end or node.collect(lp, master, start, end, out, count, ids):
                     break
         else:
+            assert ids is None, "Stream.range gives IDs forward only"
             for key, lp in self._nodes_back_from(end):
                 tmp: list[RangeItem] = []
                 node.collect(lp, StreamID.from_key(key), start, end, tmp, 0)

@@ -154,7 +154,7 @@ def xadd(ctx: Ctx) -> Reply:
     nfv = len(argv) - fpos
     if nfv < 2 or nfv % 2:
         raise wrong_arity("xadd")
-    if a.entry_id is not None and a.seq_given and a.entry_id == (0, 0):
+    if a.entry_id is not None and a.seq_given and a.entry_id == MIN_ID:
         raise StreamError("The ID specified in XADD must be greater than 0-0")
     fields = argv[fpos::2]
     values = argv[fpos + 1 :: 2]

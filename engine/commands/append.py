@@ -21,7 +21,7 @@ from typing import Final
 
 from ..context import Argv, Ctx
 from ..errors import StreamError, syntax_error, wrong_arity
-from ..ids import MAX_ID, StreamID, parse_strict
+from ..ids import MAX_ID, MIN_ID, StreamID, parse_strict
 from ..reply import Reply
 from ..stream import LISTPACK_MAX_SIZE
 from .add_trim import id_exhausted
@@ -45,7 +45,7 @@ def xappend(ctx: Ctx) -> Reply:
         raise StreamError(
             "The ID specified in XADD is equal or smaller than the target stream top item"
         )
-    if first == (0, 0):
+    if first == MIN_ID:
         raise StreamError("The ID specified in XADD must be greater than 0-0")
     check_room(first, entries)
     if s is None:

@@ -17,7 +17,7 @@ from typing import Final
 from ..context import Ctx
 from ..errors import StreamError, syntax_error
 from ..groups import Consumer, ConsumerGroup, Nack
-from ..ids import MIN_ID, StreamID, parse_interval, parse_strict
+from ..ids import MAX_ID, MIN_ID, StreamID, parse_interval, parse_strict
 from ..reply import NULL_ARRAY, Reply
 from ..stream import Stream
 from .args import parse_ll, word
@@ -220,7 +220,8 @@ def xautoclaim(ctx: Ctx) -> Reply:
     claimed: list[Reply] = []
     deleted: list[Reply] = []
     cursor = MIN_ID
-    pending = list(g.pel.range(start, StreamID((1 << 64) - 1, (1 << 64) - 1)))
+    # the entries examined, and the one after them (the cursor): no more of the PEL
+    pending = list(g.pel.range(start, MAX_ID, attempts + 1))
     i = 0
     while attempts and count and i < len(pending):
         attempts -= 1

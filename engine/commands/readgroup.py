@@ -21,12 +21,19 @@ from typing import Final
 from ..context import BlockSpec, Ctx
 from ..errors import StreamError
 from ..groups import Consumer, ConsumerGroup
-from ..ids import MAX_ID, StreamID, parse_encoded, parse_strict
+from ..ids import MAX_ID, StreamID, parse_strict
 from ..lag import advance
 from ..reply import NULL_ARRAY, PairMap, Reply
 from ..stream import Stream
 from .args import cstr
-from .groupbase import bumped, claim_effect, consumer_effect, nogroup, setid_effect
+from .groupbase import (
+    bumped,
+    claim_effect,
+    consumer_effect,
+    delivery_effect,
+    nogroup,
+    setid_effect,
+)
 from .read import ReadOptions, last_valid_id, parse_read_options
 
 _MEANINGLESS: Final = (
@@ -85,7 +92,7 @@ def _claimable_at(
 
 
 def _oldest_delivery(s: Stream, g: ConsumerGroup) -> int | None:
-    for time, entry_id in g.pel_by_time:
+    for time, entry_id in g.by_time():
         if s.get(entry_id) is not None:
             return time
     return None
@@ -110,7 +117,7 @@ def _history(
     ctx: Ctx, key: bytes, s: Stream, g: ConsumerGroup, c: Consumer, after: StreamID, count: int
 ) -> list[Reply]:
     out: list[Reply] = []
-    for entry_id, nack in list(c.pel.after(after)):
+    for entry_id, nack in c.pel.after(after):  # c.pel itself does not change here
         if count and len(out) >= count:
             break
         fields = s.get(entry_id)
@@ -138,21 +145,23 @@ def _new(
     if has_new and (room > 0 or not o.count):
         start = g.last_id.incr()
         assert start is not None
-        for item in s.range(start, MAX_ID, room):
+        now_b, last_b = b"%d" % now, last_before.encode()  # every delivery's, in its effect
+        ids: list[StreamID] = []
+        items = s.range(start, MAX_ID, room, ids=ids)
+        for item, entry_id in zip(items, ids, strict=True):
             eid_bytes, fields = item
             assert isinstance(eid_bytes, bytes)
-            entry_id = parse_encoded(eid_bytes)
             advance(s, g, entry_id)
             if not o.noack:
                 nack = g.pel.get(entry_id)
                 if nack is None:
-                    nack = g.add_pending(entry_id, c, now, 1)
+                    g.add_pending(entry_id, c, now, 1)
                 else:
                     g.assign(entry_id, nack, c)
                     g.deliver(entry_id, nack, now)
                     nack.delivery_count = 1
                 c.active_time = now
-                ctx.propagate(claim_effect(key, g, c, entry_id, nack, last_before))
+                ctx.propagate(delivery_effect(key, g.name, c.name, eid_bytes, now_b, last_b))
             row: list[Reply] = [eid_bytes, fields]  # type: ignore[list-item]
             if o.claim_min_idle is not None:
                 row += [0, 0]
@@ -177,7 +186,7 @@ def _claim_idle(
     assert o.claim_min_idle is not None
     now = ctx.now_ms
     candidates = list(g.nacked)
-    for time, entry_id in g.pel_by_time:
+    for time, entry_id in g.by_time():
         if now - time < o.claim_min_idle:
             break
         candidates.append(entry_id)

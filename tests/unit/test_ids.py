@@ -3,6 +3,9 @@ streamGenericParseIDOrReply does it, strtoull quirks included (ids.py)."""
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import pytest
 
 from xstream.engine.errors import INVALID_ID, StreamError
@@ -38,6 +41,31 @@ def test_encode_and_str() -> None:
 def test_order_is_ms_then_seq() -> None:
     ids = [StreamID(2, 0), StreamID(1, U), StreamID(1, 0), StreamID(0, 5), StreamID(U, 0)]
     assert sorted(ids) == [StreamID(0, 5), StreamID(1, 0), StreamID(1, U), StreamID(2, 0), ids[4]]
+
+
+def test_comparisons_equality_and_hash_follow_ms_then_seq() -> None:
+    ids = [StreamID(ms, seq) for ms in (0, 1, 2, U) for seq in (0, 1, U - 1, U)]
+    for a in ids:
+        for b in ids:
+            pair = ((a.ms, a.seq), (b.ms, b.seq))
+            assert (a < b, a <= b, a > b, a >= b) == (
+                pair[0] < pair[1],
+                pair[0] <= pair[1],
+                pair[0] > pair[1],
+                pair[0] >= pair[1],
+            )
+            assert (a == b, a != b) == (pair[0] == pair[1], pair[0] != pair[1])
+    assert len({StreamID(1, 2), StreamID(1, 2), StreamID(2, 1)}) == 2
+    assert {StreamID(7, 8): "x"}[StreamID(7, 8)] == "x"
+    assert StreamID(1, 2) != (1, 2)  # a value of its own, not a tuple
+    assert StreamID(U, 3) != "x"
+
+
+def test_repr_and_pickle_round_trip() -> None:
+    a = StreamID(1526919030474, U)
+    assert repr(a) == "StreamID(ms=1526919030474, seq=18446744073709551615)"
+    assert pickle.loads(pickle.dumps(a)) == a
+    assert copy.copy(a) == a
 
 
 def test_rax_key_is_big_endian_and_sorts_like_ids() -> None:
