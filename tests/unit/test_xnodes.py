@@ -31,7 +31,7 @@ def _decode(e: Engine, key: str, start: str, end: str, count: int) -> tuple[Colu
         assert pages == 1 or rest, "a page after the first holds a node"
         for i in range(0, len(rest), 2):
             ms, seq = (int(x) for x in rest[i].split(b"-"))
-            if decode_node(out, rest[i + 1], ms, seq, *lo, *hi):
+            if decode_node(out, rest[i + 1], ms, seq, lo.ms, lo.seq, hi.ms, hi.seq):
                 assert nxt is None or i + 2 == len(rest), "nothing is sent past the end"
         if nxt is None:
             return out, pages
