@@ -64,7 +64,7 @@ from pathlib import Path
 
 import redis
 
-import xstream.engine
+from xstream import builds
 from xstream.engine import Engine
 from xstream.engine.commands.keys import memory_usage
 from xstream.engine.stream import Stream
@@ -607,7 +607,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     python = sys.version.split()[0]
     load = os.getloadavg()[0]
     print(f"python {python}, {os.cpu_count()} CPUs, load {load:.2f}, engine clock {args.clock}")
-    print(f"engine: {xstream.engine.BUILD}")
+    print(f"engine: {builds.ENGINE.build()}")
     rows: list[Row] = []
     with _maybe_redis(args) as r:
         if r is not None:
