@@ -4,6 +4,7 @@ floor, never up and never sideways between the roles; protobuf and grpc only at 
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,3 +109,11 @@ def test_test_module_names_are_unique() -> None:
     the same file name break the whole run's collection."""
     names = [p.name for p in (ROOT / "tests").rglob("test_*.py")]
     assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
+def test_every_benchmark_is_type_checked() -> None:
+    """benchmarks/ are scripts, named one by one in mypy's modules (pyproject.toml)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    scripts = {p.stem for p in (ROOT / "benchmarks").glob("*.py")}
+    assert "sides" in scripts and "benchmarks" in config["mypy_path"]
+    assert scripts <= set(config["modules"]), scripts - set(config["modules"])
