@@ -60,11 +60,13 @@ import tracemalloc
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import redis
+from sides import free_port
 
-import xstream.engine
+from xstream import builds
 from xstream.engine import Engine
 from xstream.engine.commands.keys import memory_usage
 from xstream.engine.stream import Stream
@@ -105,13 +107,6 @@ WORKLOADS: dict[str, Callable[[int, random.Random], list[Entry]]] = {
 # -- redis-server --------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @contextmanager
 def redis_server(binary: str) -> Iterator[redis.Redis]:
     """A throwaway redis-server on a free loopback port, no persistence."""
@@ -149,7 +144,8 @@ def server_usec(r: redis.Redis, command: str) -> tuple[int, int]:
 
 
 def redis_version(r: redis.Redis) -> str:
-    info = r.execute_command("INFO", "server").decode()
+    raw: bytes = r.execute_command("INFO", "server")
+    info = raw.decode()
     return info.split("redis_version:")[1].split()[0]
 
 
@@ -306,7 +302,9 @@ def engine_group_pass(e: Engine, count: int, now_ms: int) -> tuple[float, float,
         t_read += _CLOCK() - t
         if not isinstance(reply, list) or not reply:
             return t_read, t_ack, seen
-        page = reply[0][1]
+        first = reply[0]
+        assert isinstance(first, list)
+        page = first[1]
         assert isinstance(page, list)
         ids = []
         for entry in page:
@@ -391,7 +389,7 @@ def redis_pel_acks(r: redis.Redis, entries: list[Entry], pel: int, acks: int) ->
 
 def bench_pel_sizes(r: redis.Redis | None, args: argparse.Namespace) -> list[Row]:
     sizes = [int(x) for x in args.pel_sizes.split(",") if x]
-    rows = []
+    rows: list[Row] = []
     if not sizes:
         return rows
     print(f"XACK vs PEL size: {args.pel_acks:,} IDs acknowledged per size", flush=True)
@@ -482,7 +480,7 @@ def bench_workload(
     row("XADD, batched vs server time", n / t_batch, redis_server_rate, "/s", "redis: commandstats")
     # -- XRANGE --
     for count in (100, 1000):
-        t_eng, seen = best_of(args, lambda c=count: engine_pages(e, c))
+        t_eng, seen = best_of(args, partial(engine_pages, e, count))
         assert seen == n, (seen, n)
         rate_r = rate_srv = None
         if r is not None:
@@ -607,7 +605,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     python = sys.version.split()[0]
     load = os.getloadavg()[0]
     print(f"python {python}, {os.cpu_count()} CPUs, load {load:.2f}, engine clock {args.clock}")
-    print(f"engine: {xstream.engine.BUILD}")
+    print(f"engine: {builds.ENGINE.build()}")
     rows: list[Row] = []
     with _maybe_redis(args) as r:
         if r is not None:

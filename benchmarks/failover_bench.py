@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -29,15 +28,11 @@ from pathlib import Path
 
 import grpc
 import redis
+import sides
+from sides import free_port
 
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def progress(text: str) -> None:
@@ -45,15 +40,11 @@ def progress(text: str) -> None:
 
 
 def wait_for(what: str, check: Callable[[], bool], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if check():
-                return
-        except (grpc.RpcError, redis.RedisError, OSError):
-            pass
-        time.sleep(0.02)
-    raise SystemExit(f"timed out waiting for {what}")
+    """sides.wait_for polling every 20 ms (the rounds' resolution), a failed RPC, command or
+    connection a no."""
+    sides.wait_for(
+        what, check, timeout, every=0.02, errors=(grpc.RpcError, redis.RedisError, OSError)
+    )
 
 
 # --- xstream ---------------------------------------------------------------------------------
@@ -90,7 +81,10 @@ class XstreamCluster:
         )  # fmt: skip
 
     def info(self, port: int) -> pb.InfoReply:
-        return pb_grpc.AdminStub(self.channels[port]).Info(pb.InfoRequest(), timeout=0.3)
+        reply: pb.InfoReply = pb_grpc.AdminStub(self.channels[port]).Info(
+            pb.InfoRequest(), timeout=0.3
+        )
+        return reply
 
     def primary(self, among: list[int]) -> int | None:
         for p in among:
@@ -185,10 +179,13 @@ class SentinelCluster:
 
     def _sentinels_ready(self) -> bool:
         master = self.sentinel.sentinel_master("m")
+        assert isinstance(master, dict), master
         return int(master["num-other-sentinels"]) == 2 and int(master["num-slaves"]) == 2
 
     def primary(self) -> int:
-        _host, port = self.sentinel.sentinel_get_master_addr_by_name("m")
+        addr = self.sentinel.sentinel_get_master_addr_by_name("m")
+        assert isinstance(addr, tuple), addr
+        _host, port = addr
         return int(port)
 
     def write(self, port: int) -> bool:

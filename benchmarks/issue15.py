@@ -65,6 +65,7 @@ import memory_bench
 import redis
 import service_bench
 from sides import (
+    Procs,
     RedisSide,
     Row,
     Side,
@@ -132,7 +133,7 @@ def ingest_part(args: argparse.Namespace, part: Part) -> None:
     client_args = copy.copy(sargs)
     client_args.ingest_build = "client"
     with service_bench.workspace(keep=False) as workdir:
-        procs = service_bench.Procs(workdir)
+        procs = Procs(workdir)
         try:
             theirs = service_bench.run_redis(procs, workdir, sargs)
             mine = service_bench.run_xstream(procs, workdir, sargs)
@@ -335,7 +336,7 @@ def spark_part(args: argparse.Namespace, part: Part) -> None:
         ["--entries", str(args.entries), "--runs", str(args.spark_runs), "--fetch", str(PAGE)]
     )
     with tempfile.TemporaryDirectory(prefix="issue15-spark-") as tmp:
-        procs = service_bench.Procs(Path(tmp))
+        procs = Procs(Path(tmp))
         try:
             fig = spark_bench.run(spargs, procs, Path(tmp))
         finally:

@@ -186,7 +186,7 @@ def child(argv: list[str], out: Path, traced: bool) -> None:
         asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, dump)
         return running
 
-    runner.start_primary = start_primary  # type: ignore[assignment]
+    runner.start_primary = start_primary
     sys.exit(main(argv))
 
 

@@ -35,7 +35,6 @@ import argparse
 import csv
 import io
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -46,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import redis
+from sides import free_port
 
 PASSWORD = "Bench-pw-0"  # the benchmark user's (a throwaway server's)
 USERS = f"user default off\nuser bench on >{PASSWORD} ~bench* resetchannels +@all\n"
@@ -71,12 +71,6 @@ class Server:
 
     def client(self) -> redis.Redis:
         return redis.Redis(port=self.port, socket_timeout=30, **self.redis_kwargs)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_ping(server: Server, timeout: float = 30.0) -> None:

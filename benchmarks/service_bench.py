@@ -67,7 +67,6 @@ import os
 import queue
 import random
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -77,13 +76,15 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import grpc
 import redis
 from redis.typing import EncodableT, FieldT
 from sides import (
     OffsetSampler,
+    Proc,
+    Procs,
     Row,
     Target,
     cpu_seconds,
@@ -92,6 +93,7 @@ from sides import (
     print_table,
     ratio_at_least,
     ratio_at_most,
+    wait_for,
 )
 
 from xstream.client import Client
@@ -110,7 +112,6 @@ UNARY_FIELDS = [b"user_id", b"000000012345", b"action", b"click", b"amount", b"4
 UNARY_ENTRY: dict[FieldT, EncodableT] = dict(
     zip(UNARY_FIELDS[::2], UNARY_FIELDS[1::2], strict=True)
 )
-T = TypeVar("T")
 T0 = time.monotonic()
 
 
@@ -118,81 +119,7 @@ def progress(msg: str) -> None:
     print(f"[{time.monotonic() - T0:7.1f}s] {msg}", flush=True)
 
 
-def wait_until(
-    check: Callable[[], T | None], timeout: float, what: str, interval: float = 0.01
-) -> T:
-    """Poll `check` until it returns something other than None (or raise after `timeout`)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got = check()
-        if got is not None:
-            return got
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(interval)
-
-
-# -- processes ---------------------------------------------------------------------------------
-
-
-@dataclass
-class Proc:
-    name: str
-    popen: subprocess.Popen[bytes]
-    log: Path
-
-
-class Procs:
-    """Processes started by this run, each in its own process group (stopped as a group)."""
-
-    def __init__(self, workdir: Path, env: dict[str, str] | None = None) -> None:
-        self.workdir = workdir
-        self.env = env  # the processes' environment (None: this one's)
-        self.live: list[Proc] = []
-
-    def start(self, name: str, argv: Sequence[str]) -> Proc:
-        log = self.workdir / f"{name}.log"
-        with log.open("wb") as out:
-            popen = subprocess.Popen(
-                list(argv),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                env=self.env,
-            )
-        proc = Proc(name, popen, log)
-        self.live.append(proc)
-        return proc
-
-    def stop(self, proc: Proc, timeout: float = 15) -> None:
-        p = proc.popen
-        if p.poll() is None:
-            try:
-                os.killpg(p.pid, signal.SIGTERM)
-                p.wait(timeout)
-            except ProcessLookupError:
-                pass
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-        if proc in self.live:
-            self.live.remove(proc)
-
-    def stop_all(self) -> None:
-        for proc in reversed(list(self.live)):
-            try:
-                self.stop(proc)
-            except Exception as e:  # keep stopping the others
-                print(f"warning: stopping {proc.name}: {e}", file=sys.stderr)
-
-    def check_alive(self, proc: Proc) -> None:
-        if proc.popen.poll() is not None:
-            tail = proc.log.read_text(errors="replace")[-2000:]
-            raise RuntimeError(f"{proc.name} exited ({proc.popen.returncode}):\n{tail}")
-
-
-# -- xstream nodes -----------------------------------------------------------------------------
+# -- xstream nodes (their processes: sides.Procs) ----------------------------------------------
 
 
 def xstream_argv() -> list[str]:
@@ -246,53 +173,33 @@ class XCluster:
         self.replicas: list[XNode] = []
 
     def start_primary(self, expect_replicas: int) -> XNode:
-        port = free_port()
-        d = self.workdir / f"{self.tag}-primary"
-        argv = [
-            *xstream_argv(),
-            "primary",
-            "--port",
-            str(port),
-            "--data-dir",
-            str(d),
-            "--fsync",
-            self.args.fsync,
-            "--expect-replicas",
-            str(expect_replicas),
-        ]
+        extra = ["--expect-replicas", str(expect_replicas)]
         if self.args.backlog_bytes:
-            argv += ["--backlog-bytes", str(self.args.backlog_bytes)]
-        node = XNode(self.procs.start(f"{self.tag}-primary", argv), port, d)
+            extra += ["--backlog-bytes", str(self.args.backlog_bytes)]
+        node = self._spawn("primary", "primary", extra)
         self._wait_ready(node)
         self.primary = node
         return node
 
     def spawn_replica(self, name: str) -> XNode:
         assert self.primary is not None
-        port = free_port()
-        d = self.workdir / f"{self.tag}-{name}"
-        argv = [
-            *xstream_argv(),
-            "replica",
-            "--port",
-            str(port),
-            "--data-dir",
-            str(d),
-            "--fsync",
-            self.args.fsync,
-            "--primary",
-            self.primary.address,
-        ]
-        node = XNode(self.procs.start(f"{self.tag}-{name}", argv), port, d)
+        node = self._spawn("replica", name, ["--primary", self.primary.address])
         self.replicas.append(node)
         return node
+
+    def _spawn(self, role: str, name: str, extra: list[str]) -> XNode:
+        """`xstream <role>` on a free port, its data in <workdir>/<tag>-<name>."""
+        port, d = free_port(), self.workdir / f"{self.tag}-{name}"
+        argv = [*xstream_argv(), role, "--port", str(port), "--data-dir", str(d),
+                "--fsync", self.args.fsync, *extra]  # fmt: skip
+        return XNode(self.procs.start(f"{self.tag}-{name}", argv), port, d)
 
     def _wait_ready(self, node: XNode) -> pb.InfoReply:
         def ready() -> pb.InfoReply | None:
             self.procs.check_alive(node.proc)
             return node.try_info()
 
-        return wait_until(ready, 60, f"{node.proc.name} to answer Admin.Info", 0.05)
+        return wait_for(f"{node.proc.name} to answer Admin.Info", ready, 60)
 
     def wait_in_sync(self, timeout: float = 600) -> pb.InfoReply:
         """Every replica online and acked up to the primary's offset."""
@@ -309,7 +216,7 @@ class XCluster:
                 return info
             return None
 
-        return wait_until(synced, timeout, "the replicas to attach and catch up", 0.05)
+        return wait_for("the replicas to attach and catch up", synced, timeout)
 
     def close(self) -> None:
         for n in [self.primary, *self.replicas]:
@@ -366,7 +273,7 @@ def start_redis(
         except redis.ConnectionError:
             return None
 
-    wait_until(ping, 30, f"{name} to answer PING", 0.02)
+    wait_for(f"{name} to answer PING", ping, 30, every=0.02)
     return RNode(proc, port, client)
 
 
@@ -383,7 +290,7 @@ def stop_redis(procs: Procs, node: RNode) -> None:
         return None if busy else True
 
     try:
-        wait_until(idle, 30, "redis AOF rewrite", 0.02)
+        wait_for("redis AOF rewrite", idle, 30, every=0.02)
     finally:
         node.client.close()
         procs.stop(node.proc)
@@ -614,10 +521,10 @@ def run_ingest(
                 return now - t0
             return None
 
-        t_repl = wait_until(caught_up, args.catchup_timeout, "replicas to ack the ingest", 0.005)
-        wait_until(
-            lambda: sampler.reached(final) or None, 30, "a poll to see the replicas caught up"
+        t_repl = wait_for(
+            "replicas to ack the ingest", caught_up, args.catchup_timeout, every=0.005
         )
+        wait_for("a poll to see the replicas caught up", lambda: sampler.reached(final), 30)
     finally:
         sampler.stop()
         go.set()
@@ -771,7 +678,7 @@ def xstream_resync(
             return time.monotonic() - t0, cpu
         return None
 
-    dt, cpu = wait_until(synced, args.catchup_timeout, "the fresh replica to full-sync", 0.01)
+    dt, cpu = wait_for("the fresh replica to full-sync", synced, args.catchup_timeout, every=0.01)
     after = primary.info()
     if after.full_syncs != before.full_syncs + 1:
         raise RuntimeError(f"primary full_syncs {before.full_syncs} -> {after.full_syncs}")
@@ -805,7 +712,7 @@ def redis_resync(
         cpu = cpu_seconds(node.proc.popen.pid) + spent
         return time.monotonic() - t0, cpu
 
-    dt, cpu = wait_until(synced, args.catchup_timeout, "the fresh redis replica to sync", 0.01)
+    dt, cpu = wait_for("the fresh redis replica to sync", synced, args.catchup_timeout, every=0.01)
     xlen = node.client.xlen(KEY)
     if xlen != n:
         raise RuntimeError(f"resynced redis replica holds {xlen} entries, expected {n}")
@@ -840,7 +747,7 @@ def run_redis(procs: Procs, workdir: Path, args: argparse.Namespace) -> RedisFig
     primary = start_redis(procs, workdir, "redis-primary", args)
     version = primary.client.info("server")["redis_version"]
     replica = start_redis(procs, workdir, "redis-replica", args, replicaof=primary.port)
-    wait_until(lambda: redis_caught_up(primary, replica), 60, "the redis replica link", 0.02)
+    wait_for("the redis replica link", lambda: redis_caught_up(primary, replica), 60, every=0.02)
     progress(f"redis-server {version} primary :{primary.port}, replica :{replica.port} (link up)")
     redis_ingest(fig, primary, replica, args)
     n = fig.entries
@@ -850,7 +757,7 @@ def run_redis(procs: Procs, workdir: Path, args: argparse.Namespace) -> RedisFig
         redis_xrange(fig, primary, n, args)
     if "resync" in args.measures:
         progress(f"5. redis: a fresh replica full-syncs {n:,} entries")
-        wait_until(lambda: redis_caught_up(primary, replica), 60, "the redis replica", 0.02)
+        wait_for("the redis replica", lambda: redis_caught_up(primary, replica), 60, every=0.02)
         fig.resync_s, fig.resync_cpu = redis_resync(procs, workdir, primary, n, args)
         progress(
             f"  redis resync: {fig.resync_s:.3f}s (spawn -> link up, offsets equal), "
@@ -884,14 +791,14 @@ def redis_ingest(
         )  # fmt: skip
         t_bench = time.monotonic() - t0
         lag = redis_offsets(primary, replica)
-        t_repl = wait_until(
+        t_repl = wait_for(
+            "the redis replica to catch up",
             lambda: time.monotonic() - t0 if redis_caught_up(primary, replica) else None,
             args.catchup_timeout,
-            "the redis replica to catch up",
-            0.005,
+            every=0.005,
         )
         final = redis_offsets(primary, replica)[0]
-        wait_until(lambda: sampler.reached(final) or None, 30, "a poll to see the replica")
+        wait_for("a poll to see the replica", lambda: sampler.reached(final), 30)
     finally:
         sampler.stop()
     fig.lag = sampler.percentiles()

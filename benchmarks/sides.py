@@ -1,15 +1,20 @@
 """Servers started side by side for the benchmarks: an xstream primary or a redis-server
 primary, each with replicas attached on demand, on free loopback ports, data in a directory
-the caller owns; and what every benchmark reads off them. Shared by resp_bench.py,
-memory_bench.py, service_bench.py and issue15.py (run as scripts: this folder is on their
-import path).
+the caller owns; the process and polling helpers of every benchmark; and what every
+benchmark reads off the servers. Shared by the scripts of this folder (run as scripts: this
+folder is on their import path).
 
     XstreamSide(tmp, extra)   `xstream primary --resp-port P` (+ `extra` flags on every node)
     RedisSide(tmp)            `redis-server --appendonly yes --appendfsync everysec`
     side.attach_replicas(n)   n replicas (xstream's over gRPC; Redis's --replicaof), in sync
     side.port                 the primary's RESP port; side.replica_ports the replicas'
-    side.procs                the processes, the primary's first
+    side.procs                the processes, the primary's first (side.processes: Procs)
     side.stop()
+
+    free_port()               a free loopback port
+    wait_for(what, check)     poll until check() answers (not None or False); its answer
+    Procs(workdir)            processes in their own groups, logs in workdir: start, stop,
+                              stop_all, check_alive (the log's tail when one has exited)
 
     fill(port, key, start, n) XADD n entries of 3 small fields over RESP, pipelines of 1,000
     cpu_seconds(pid)          user + system CPU of a process so far (/proc/PID/stat)
@@ -23,6 +28,7 @@ import path).
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -32,6 +38,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import redis
 
@@ -42,39 +49,127 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_for(what: str, check: Callable[[], bool], timeout: float = 60.0) -> None:
+T = TypeVar("T")
+# What a server raises while it starts or loads: a no, not yet.
+NOT_YET: tuple[type[BaseException], ...] = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.ResponseError,
+)
+
+
+def wait_for(
+    what: str,
+    check: Callable[[], T | None],
+    timeout: float = 60.0,
+    *,
+    every: float = 0.05,
+    errors: tuple[type[BaseException], ...] = NOT_YET,
+) -> T:
+    """Poll `check` every `every` s until it answers other than None or False, and return that
+    answer; one of `errors` raised by it is a no. RuntimeError after `timeout` s."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while True:
         try:
-            if check():
-                return
-        except (redis.exceptions.ConnectionError, redis.exceptions.ResponseError):
-            pass
-        time.sleep(0.05)
-    raise RuntimeError(f"{what}: not within {timeout} s")
+            got = check()
+        except errors:
+            got = None
+        if got is not None and got is not False:
+            return got
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what}: not within {timeout} s")
+        time.sleep(every)
+
+
+# -- processes ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Proc:
+    name: str
+    popen: subprocess.Popen[bytes]
+    log: Path  # its stdout and stderr
+
+
+class Procs:
+    """Processes started by a run, each in its own process group (stopped as a group), each
+    logging to `<workdir>/<name>.log`."""
+
+    def __init__(self, workdir: Path, env: dict[str, str] | None = None) -> None:
+        self.workdir = workdir
+        self.env = env  # the processes' environment (None: this one's)
+        self.live: list[Proc] = []
+
+    def start(self, name: str, argv: Sequence[str]) -> Proc:
+        log = self.workdir / f"{name}.log"
+        with log.open("wb") as out:
+            popen = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=self.env,
+            )
+        proc = Proc(name, popen, log)
+        self.live.append(proc)
+        return proc
+
+    def stop(self, proc: Proc, timeout: float = 15) -> None:
+        p = proc.popen
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+                p.wait(timeout)
+            except ProcessLookupError:
+                pass
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        if proc in self.live:
+            self.live.remove(proc)
+
+    def stop_all(self) -> None:
+        for proc in reversed(list(self.live)):
+            try:
+                self.stop(proc)
+            except Exception as e:  # keep stopping the others
+                print(f"warning: stopping {proc.name}: {e}", file=sys.stderr)
+
+    def check_alive(self, proc: Proc) -> None:
+        if proc.popen.poll() is not None:
+            tail = proc.log.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"{proc.name} exited ({proc.popen.returncode}):\n{tail}")
+
+
+# -- the two sides -----------------------------------------------------------------------------
 
 
 class Side(ABC):
-    """A primary and its replicas of one kind, started as processes."""
+    """A primary and its replicas of one kind, started as processes (logs in `tmp`)."""
 
     def __init__(self, name: str, tmp: Path) -> None:
         self.name = name
         self.tmp = tmp
-        self.procs: list[subprocess.Popen[bytes]] = []
+        self.processes = Procs(tmp)
         self.port = 0  # the primary's RESP port
         self.replica_ports: list[int] = []
+
+    @property
+    def procs(self) -> list[subprocess.Popen[bytes]]:
+        """The processes, the primary's first."""
+        return [proc.popen for proc in self.processes.live]
 
     @property
     def ports(self) -> list[int]:
         """Every RESP port, the primary's first."""
         return [self.port, *self.replica_ports]
 
-    def spawn(self, argv: list[str]) -> None:
-        self.procs.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL,
-                                           stderr=subprocess.STDOUT))  # fmt: skip
+    def spawn(self, name: str, argv: list[str]) -> None:
+        self.processes.start(f"{self.name}-{name}", argv)
 
     def answers(self, port: int) -> bool:
-        assert all(p.poll() is None for p in self.procs), f"{self.name}: a server exited"
+        for proc in self.processes.live:
+            self.processes.check_alive(proc)
         return bool(redis.Redis(port=port, socket_timeout=1).ping())
 
     def replicas_caught_up(self) -> bool:
@@ -98,10 +193,7 @@ class Side(ABC):
         """Start replica i; its RESP port."""
 
     def stop(self) -> None:
-        for proc in reversed(self.procs):
-            proc.terminate()
-        for proc in self.procs:
-            proc.wait(30)
+        self.processes.stop_all()
 
 
 class XstreamSide(Side):
@@ -110,16 +202,18 @@ class XstreamSide(Side):
         self.grpc = free_port()
         self.port = free_port()
         self.common = ["--fsync", "everysec", "--log-level", "warning", *extra]
-        self.spawn([sys.executable, "-m", "xstream.cli", "primary", "--port", str(self.grpc),
-                    "--resp-port", str(self.port), "--data-dir", str(tmp / "xp"),
-                    *self.common])  # fmt: skip
+        self.spawn("primary", [sys.executable, "-m", "xstream.cli", "primary",
+                               "--port", str(self.grpc), "--resp-port", str(self.port),
+                               "--data-dir", str(tmp / "xp"), *self.common])  # fmt: skip
         wait_for("the xstream primary", lambda: self.answers(self.port))
 
     def _replica(self, i: int) -> int:
         port = free_port()
-        self.spawn([sys.executable, "-m", "xstream.cli", "replica", "--port", str(free_port()),
-                    "--primary", f"127.0.0.1:{self.grpc}", "--resp-port", str(port),
-                    "--data-dir", str(self.tmp / f"xr{i}"), *self.common])  # fmt: skip
+        primary, data = f"127.0.0.1:{self.grpc}", self.tmp / f"xr{i}"
+        self.spawn(f"replica{i}", [sys.executable, "-m", "xstream.cli", "replica",
+                                   "--port", str(free_port()), "--primary", primary,
+                                   "--resp-port", str(port), "--data-dir", str(data),
+                                   *self.common])  # fmt: skip
         return port
 
 
@@ -134,9 +228,9 @@ class RedisSide(Side):
     def _server(self, i: int, extra: list[str]) -> int:
         port = free_port()
         (self.tmp / f"r{i}").mkdir()
-        self.spawn(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                    "--appendonly", "yes", "--appendfsync", "everysec",
-                    "--dir", str(self.tmp / f"r{i}"), *extra])  # fmt: skip
+        self.spawn(f"r{i}", ["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                             "--save", "", "--appendonly", "yes", "--appendfsync", "everysec",
+                             "--dir", str(self.tmp / f"r{i}"), *extra])  # fmt: skip
         wait_for("a redis-server", lambda: self.answers(port))
         return port
 

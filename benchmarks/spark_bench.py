@@ -42,7 +42,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from pyspark.errors import PySparkRuntimeError
-from service_bench import KEY, Procs, XCluster, progress, start_redis
+from service_bench import KEY, XCluster, progress, start_redis
+from sides import Procs
 
 from xstream.client import Client
 from xstream.pipeline import nodes, reading, session

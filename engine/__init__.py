@@ -3,12 +3,11 @@
 No sockets, files, clocks or randomness: time comes in as `now_ms`. See engine.py for the
 entry point, stream.py/node.py/listpack.py/rax.py for the data structures.
 
-The same source runs compiled with mypyc (the default install) or as pure Python; native.py
-chooses, before any other engine module loads. `COMPILED` says which build this process runs
-and `BUILD` says why, in words.
+The same source runs compiled with mypyc (the default install) or as pure Python; the choice
+is made outside the engine, by xstream/builds.py, before this package runs: `ENGINE.compiled()`
+there says which build this process runs and `ENGINE.build()` says why, in words.
 """
 
-from .native import BUILD, COMPILED  # noqa: I001  (first: it chooses the build the rest load)
 from .context import BlockSpec, Result
 from .engine import Engine
 from .errors import EngineError, SnapshotError, StreamError
@@ -16,10 +15,7 @@ from .ids import StreamID
 from .reply import NULL_ARRAY, OK, ReplyMap, Status
 from .settings import EngineConfig
 
-
 __all__ = [
-    "BUILD",
-    "COMPILED",
     "NULL_ARRAY",
     "OK",
     "BlockSpec",

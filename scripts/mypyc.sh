@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Compile the engine and the RESP codec with mypyc, in place: engine/X.py gets
 # engine/X.cpython-311-<platform>.so beside it (gitignored), which Python imports instead of the
-# source (engine/native.py says how the pure build stays available: XSTREAM_ENGINE=pure); so do
-# xstream/server/resp/codec.py and requests.py (xstream/server/resp/native.py, the same
-# variable). scripts/venv.sh runs this.
+# source (xstream/builds.py says how the pure build stays available: XSTREAM_ENGINE=pure); so do
+# xstream/server/resp/codec.py and requests.py (the same chooser, the same variable).
+# scripts/venv.sh runs this.
 #
 # Builds are cached in $cache/engine-<key>, the key a hash of engine/*.py, the codec's modules,
 # scripts/mypyc_build.py, mypy's version and the interpreter (scripts/mypyc_build.py key): an

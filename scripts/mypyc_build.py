@@ -9,16 +9,17 @@ codec.py, requests.py) with mypyc; scripts/mypyc.sh drives it.
     mypyc_build.py install DIR    make engine/'s and resp/'s extension modules exactly DIR's
     mypyc_build.py clean          remove them (the pure build remains)
 
-A build compiles a copy of engine/ laid out as xstream/engine/ and of the codec's modules as
-xstream/server/resp/, so that module names are the installed ones, plus for each of the two
-groups a generated `_stamp.py` holding its sources' digest (engine/native.py and
-xstream/server/resp/native.py: sources_digest), which the group's native.py compares at import
-to refuse a stale build. Each group is one library (calls within it are direct C calls); the
-codec's imports only the engine's pure modules. The key covers both groups' sources, this
-file, mypy's version, the interpreter and its C compiler: anything else that changes the output.
+A build compiles a copy of each group's sources laid out as its installed package
+(engine/ as xstream/engine/, the codec's modules as xstream/server/resp/), so that module names
+are the installed ones, plus for each group a generated `_stamp.py` holding its sources' digest
+(xstream/builds.py: BuildGroup.digest), which xstream/builds.py compares when the group's
+package is imported, to refuse a stale build. Each group is one library (calls within it are
+direct C calls); the codec's imports only the engine's pure modules. The key covers every
+group's sources, this file, mypy's version, the interpreter and its C compiler: anything else
+that changes the output.
 
-Modules left pure: engine/native.py's PURE (its comment says why each); in the RESP edge all
-but xstream/server/resp/native.py's COMPILED_SOURCES.
+The groups, and the modules of each left pure, are xstream/builds.py's GROUPS (its comments say
+why each module is left pure).
 """
 
 from __future__ import annotations
@@ -34,54 +35,47 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from xstream import builds
+from xstream.builds import BuildGroup
+
 ROOT = Path(__file__).resolve().parents[1]
-ENGINE = ROOT / "engine"
-RESP = ROOT / "xstream" / "server" / "resp"
 SUFFIX = sysconfig.get_config_var("EXT_SUFFIX")
 
 
 @dataclass(frozen=True)
 class Group:
-    """One compiled library: where its sources are, where they are built, what is pure."""
+    """One compiled library (xstream/builds.py's BuildGroup) in this checkout."""
 
-    name: str  # DIR/<name> in a build
+    group: BuildGroup
     folder: Path  # its sources in the checkout (its extension modules are installed here)
-    package: str  # its installed package, as a path: xstream/engine
-    library: str  # the library module: <package>/_native__mypyc.<suffix>
+
+    @property
+    def name(self) -> str:  # DIR/<name> in a build
+        return self.group.name
+
+    @property
+    def package(self) -> str:  # its installed package, as a path: xstream/engine
+        return self.group.package.replace(".", "/")
+
+    @property
+    def library(self) -> str:  # the library module: <package>/_native__mypyc.<suffix>
+        return self.group.package + "._native"
 
     def sources(self) -> list[str]:
-        """The .py files of the group, relative to its folder."""
-        if self is ENGINE_GROUP:
-            return sorted(path.relative_to(ENGINE).as_posix() for path in ENGINE.rglob("*.py"))
-        from xstream.server.resp.native import COMPILED_SOURCES  # noqa: PLC0415
-
-        return list(COMPILED_SOURCES)
+        return self.group.sources(self.folder)
 
     def compiled(self) -> list[str]:
-        if self is ENGINE_GROUP:
-            from xstream.engine.native import PURE  # noqa: PLC0415
-
-            return [rel for rel in self.sources() if rel not in PURE]
-        return self.sources()
+        return self.group.compiled_sources(self.folder)
 
     def digest(self) -> str:
-        """The digest the group's native.py checks at import. Imported under
-        XSTREAM_ENGINE=pure (set in main): no compiled module of a previous build is loaded."""
-        if self is ENGINE_GROUP:
-            from xstream.engine.native import sources_digest  # noqa: PLC0415
-
-            return sources_digest(ENGINE)
-        from xstream.server.resp.native import sources_digest as resp_digest  # noqa: PLC0415
-
-        return resp_digest(RESP)
+        """The digest xstream/builds.py checks when the group's package is imported."""
+        return self.group.digest(self.folder)
 
     def installed(self) -> list[Path]:
         return sorted(self.folder.rglob("*" + SUFFIX))
 
 
-ENGINE_GROUP = Group("engine", ENGINE, "xstream/engine", "xstream.engine._native")
-RESP_GROUP = Group("resp", RESP, "xstream/server/resp", "xstream.server.resp._native")
-GROUPS = (ENGINE_GROUP, RESP_GROUP)
+GROUPS = tuple(Group(group, ROOT / group.checkout) for group in builds.GROUPS)
 
 
 def key() -> str:
@@ -109,14 +103,18 @@ def build(out: Path) -> None:
                 shutil.copyfile(group.folder / rel, package / rel)
             compiled = tuple(group.compiled())
             (package / "_stamp.py").write_text(
-                f'"""What this build of {group.package} was compiled from (native.py)."""\n\n'
-                f"DIGEST = {group.digest()!r}  # native.sources_digest() of its sources\n"
+                f'"""The sources this build of {group.package} was made from."""\n\n'
+                f"DIGEST = {group.digest()!r}  # BuildGroup.digest() of its sources\n"
                 f"SOURCES = {compiled!r}  # compiled, besides this module\n"
             )
-        # Packages above the groups' are empty here: mypy reads no more of the tree.
-        for init in ("xstream/__init__.py", "xstream/server/__init__.py",
-                     "xstream/server/resp/__init__.py"):  # fmt: skip
-            (Path(tmp) / init).write_text("")
+        # Packages above the groups' (and a group's own, when not one of its sources) are
+        # empty here: mypy reads no more of the tree.
+        for group in GROUPS:
+            package = Path(group.package)
+            for folder in (package, *package.parents[:-1]):
+                init = Path(tmp) / folder / "__init__.py"
+                if not init.exists():
+                    init.write_text("")
         for group in GROUPS:
             paths = [f"{group.package}/{rel}" for rel in [*group.compiled(), "_stamp.py"]]
             argv = [sys.executable, __file__, "setup", group.library, *paths]
@@ -139,7 +137,7 @@ def setup(library: str, paths: list[str]) -> None:
     files = sorted(str(p) for p in Path("xstream").rglob("*.py"))
     # All files are given to mypy (the pure ones are imported); only `paths` are compiled.
     # No config file: the project's mypy settings name its whole tree, not this copy.
-    # One library per group, so calls between its modules are direct C calls; native.py
+    # One library per group, so calls between its modules are direct C calls; xstream/builds.py
     # repairs the module paths mypyc derives from the library's place.
     extensions = mypycify(["--config-file=", *files], only_compile_paths=paths, group_name=library)
     setuptools_setup(
@@ -172,7 +170,6 @@ def install(out: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    os.environ["XSTREAM_ENGINE"] = "pure"
     match argv:
         case ["key"]:
             print(key())

@@ -2,8 +2,8 @@
 # The whole test suite: installs what it needs (Debian's redis-server, etcd-server, strace and a
 # Java runtime; a cached venv with pyspark; gcc and the Python headers for the compiled engine),
 # then lint, types, and every pytest tier on the compiled engine and RESP codec, then the unit,
-# property and compat tiers again on their pure-Python builds (engine/native.py and
-# xstream/server/resp/native.py: XSTREAM_ENGINE). Extra arguments go to pytest.
+# property and compat tiers again on their pure-Python builds (xstream/builds.py:
+# XSTREAM_ENGINE). Extra arguments go to pytest.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

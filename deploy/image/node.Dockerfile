@@ -28,5 +28,5 @@ RUN pip install -q --no-index "$(echo /tmp/wheels/project/*.whl)[server]" && rm 
 # The engine build the wheel holds (scripts/images.sh: compiled, or pure when the host could not
 # compile it): a compiled one that does not load here fails the image's build.
 ARG ENGINE=pure
-RUN XSTREAM_ENGINE=$ENGINE python -c 'import xstream.engine as e; print("engine:", e.BUILD)'
+RUN XSTREAM_ENGINE=$ENGINE python -c 'from xstream.builds import ENGINE as e; print("engine:", e.build())'
 USER xstream

@@ -18,18 +18,30 @@ from conftest import Cluster, Node, poll
 
 from xstream.client import Client, ResponseError
 
-NEEDS_ROOT = "mounting a tmpfs and attaching strace need root"
+# The only skips here, and only outside CI (CI runs as root, so there these tests always run):
+# a file system that can fill is a tmpfs, and mount(2) needs root (an unprivileged user
+# namespace could mount one, but the node and the test would then have to run inside it);
+# attaching strace to a running node is ptrace(2) of a process that is not strace's child,
+# which Yama's ptrace_scope 1 or more allows only to root (without Yama, or at 0, any process
+# of the same user may, and the test runs).
+YAMA = Path("/proc/sys/kernel/yama/ptrace_scope")
 
 
-def _privileged() -> None:
+def _privileged(why: str) -> None:
     if os.geteuid() != 0 and not os.environ.get("CI"):
-        pytest.skip(NEEDS_ROOT)
+        pytest.skip(f"not root, outside CI: {why} needs root")
+
+
+def _may_attach() -> None:
+    scope = YAMA.read_text().strip() if YAMA.exists() else "0"
+    if scope != "0":
+        _privileged(f"attaching strace to a node (Yama's ptrace_scope is {scope})")
 
 
 @pytest.fixture
 def tmpfs(tmp_path: Path) -> Iterator[Path]:
     """A 4 MiB tmpfs; `_resize` grows it."""
-    _privileged()
+    _privileged("mounting a tmpfs")
     mnt = tmp_path / "tmpfs"
     mnt.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)], check=True)
@@ -130,15 +142,12 @@ def test_the_reserve_refuses_writes_before_the_disk_is_full(cluster: Cluster, tm
 
 def _strace() -> str:
     path = shutil.which("strace")
-    if path is None:
-        if os.environ.get("CI"):
-            pytest.fail("strace is missing (scripts/test.sh installs it)")
-        pytest.skip("strace is not installed")
+    assert path is not None, "strace is missing (scripts/test.sh installs it)"
     return path
 
 
 def test_fsync_eio_rolls_back_and_ships_nothing_that_failed(cluster: Cluster) -> None:
-    _privileged()
+    _may_attach()
     strace = _strace()
     p = cluster.primary("--fsync", "always")
     r = cluster.replica(p)

@@ -9,7 +9,7 @@ import pytest
 import redis
 from conftest import Cluster, Node, free_port, poll
 
-import xstream.engine
+from xstream import builds
 
 
 def _primary(cluster: Cluster, *args: str) -> tuple[Node, redis.Redis]:
@@ -55,7 +55,7 @@ def test_info_sections_parse_with_redis_py(cluster: Cluster) -> None:
     assert info["total_error_replies"] >= 1 and info["errorstat_ERR"]["count"] >= 1
     assert info["role"] == "master"
     # the node's engine build: the one this process chose too (same environment, same files)
-    assert info["xstream_engine"] == ("compiled" if xstream.engine.COMPILED else "pure")
+    assert info["xstream_engine"] == ("compiled" if builds.ENGINE.compiled() else "pure")
     poll("the replica in INFO", lambda: r.info("replication")["connected_slaves"] == 1)
     assert r.info("replication")["slave0"]["port"] == replica.port
     assert info["db0"] == {"keys": 1, "expires": 0, "avg_ttl": 0, "subexpiry": 0}

@@ -12,9 +12,6 @@ import stat
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("cryptography")  # the server extra
-
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 

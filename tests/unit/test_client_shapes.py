@@ -34,6 +34,7 @@ from xstream.client import (
     ResponseError,
     error_from_line,
 )
+from xstream.client.commands import StreamCommands
 from xstream.client.shapes import to_python
 from xstream.engine import NULL_ARRAY, Engine, StreamError
 from xstream.engine.reply import OK, PairMap, Reply, ReplyMap, Status
@@ -424,6 +425,19 @@ def test_pipeline_refuses_transactions_and_batches() -> None:
     assert isinstance(p, Pipeline)
     with pytest.raises(DataError, match="cannot be pipelined"):
         p.xadd_many("s", [{"a": 1}])
+    with pytest.raises(DataError, match="cannot be pipelined"):
+        p.xadd_many("s", [])  # refused whatever the entries
+    with pytest.raises(DataError, match="cannot be pipelined"):
+        p._xadd_many(b"s", [[b"a", b"1"]])
+
+
+def test_a_host_must_implement_both_hooks() -> None:
+    class NoBatches(StreamCommands):  # a host without _xadd_many
+        def _call(self, argv: list[bytes], parse: Any, *, write: bool) -> Any:
+            return argv
+
+    with pytest.raises(TypeError, match="abstract method _xadd_many"):
+        NoBatches()
 
 
 def test_pipeline_sends_one_batch_as_write_if_any_writes() -> None:

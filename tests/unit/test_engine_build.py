@@ -1,4 +1,4 @@
-"""Which build a run loads (engine/native.py, and xstream/server/resp/native.py for the RESP
+"""Which build a run loads of each compiled group (xstream/builds.py: the engine and the RESP
 codec): compiled with mypyc, or pure Python.
 
 scripts/test.sh runs the suite with XSTREAM_ENGINE=compiled and the engine's tests again with
@@ -13,195 +13,228 @@ import importlib.util
 import os
 import shutil
 import sys
-from importlib.machinery import EXTENSION_SUFFIXES, ExtensionFileLoader, SourceFileLoader
+from importlib.machinery import (
+    EXTENSION_SUFFIXES,
+    ExtensionFileLoader,
+    PathFinder,
+    SourceFileLoader,
+)
 from pathlib import Path
-from types import ModuleType
-from typing import cast
 
 import pytest
 
 import xstream.engine
 import xstream.server.resp
-from xstream.engine import native
-from xstream.server.resp import native as resp_native
+from xstream import builds
+from xstream.builds import ENGINE, RESP_CODEC, BuildChooser, BuildGroup, decide
 
-ENGINE = Path(native.__file__).parent
-SOURCES = sorted(path.relative_to(ENGINE).as_posix() for path in ENGINE.rglob("*.py"))
-
-
-MODULES = [native.module_name(source) for source in SOURCES if source not in native.PURE]
-RESP = Path(resp_native.__file__).parent
+ENGINE_DIR = Path(xstream.engine.__path__[0])
+RESP_DIR = Path(xstream.server.resp.__path__[0])
+FOLDERS = {ENGINE: ENGINE_DIR, RESP_CODEC: RESP_DIR}
+SOURCES = ENGINE.sources(ENGINE_DIR)
+MODULES = [ENGINE.module_name(source) for source in ENGINE.compiled_sources(ENGINE_DIR)]
+RESP_MODULES = [RESP_CODEC.module_name(source) for source in RESP_CODEC.compiled_sources(RESP_DIR)]
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
-Chooser = ModuleType  # engine/native.py or xstream/server/resp/native.py
-RESP_MODULES = [
-    f"xstream.server.resp.{s.removesuffix('.py')}" for s in resp_native.COMPILED_SOURCES
-]
 
 
 def compiled(name: str) -> bool:
     return isinstance(importlib.import_module(name).__spec__.loader, ExtensionFileLoader)
 
 
-def current_build_on_disk() -> bool:
-    """Whether engine/ holds a compiled build of its current sources."""
-    if not any(ENGINE.glob(f"_stamp{suffix}") for suffix in EXTENSION_SUFFIXES):
+def current_build_on_disk(group: BuildGroup) -> bool:
+    """Whether the group's folder holds a compiled build of its current sources."""
+    folder = FOLDERS[group]
+    if not any(folder.glob(f"_stamp{suffix}") for suffix in EXTENSION_SUFFIXES):
         return False
-    stamp = importlib.import_module("xstream.engine._stamp")
-    return bool(native.sources_digest() == stamp.DIGEST)
+    stamp = importlib.import_module(f"{group.package}._stamp")
+    return bool(group.digest(folder) == stamp.DIGEST)
 
 
-def current_codec_build_on_disk() -> bool:
-    """Whether xstream/server/resp holds a compiled build of the codec's current sources."""
-    if not any(RESP.glob(f"_stamp{suffix}") for suffix in EXTENSION_SUFFIXES):
-        return False
-    stamp = importlib.import_module("xstream.server.resp._stamp")
-    return bool(resp_native.sources_digest() == stamp.DIGEST)
+def a_copy(group: BuildGroup) -> BuildGroup:
+    """A group like `group`, not chosen yet: its choice is made here, not by the import."""
+    return BuildGroup(
+        group.name, group.title, group.package, group.checkout, group.modules, group.pure
+    )
 
 
-def test_the_run_loads_the_build_it_asked_for() -> None:
-    wanted = os.environ.get(native.ENV, "")
-    expected = wanted == "compiled" if wanted else current_build_on_disk()
-    assert xstream.engine.COMPILED is expected, xstream.engine.BUILD
-    expected = wanted == "compiled" if wanted else current_codec_build_on_disk()
-    assert resp_native.COMPILED is expected, resp_native.BUILD
+@pytest.mark.parametrize("group", [ENGINE, RESP_CODEC], ids=["engine", "codec"])
+def test_the_run_loads_the_build_it_asked_for(group: BuildGroup) -> None:
+    wanted = os.environ.get(builds.ENV, "")
+    expected = wanted == "compiled" if wanted else current_build_on_disk(group)
+    assert group.compiled() is expected, group.build()
+
+
+def test_the_chooser_is_first_and_the_groups_are_chosen() -> None:
+    assert sys.meta_path.index(builds.CHOOSER) < sys.meta_path.index(PathFinder)
+    assert [g.package for g in builds.GROUPS] == ["xstream.engine", "xstream.server.resp"]
+    assert all(group.is_chosen() for group in builds.GROUPS)  # both imported above
 
 
 def test_every_engine_module_is_of_the_build_loaded() -> None:
     assert len(MODULES) > 40 and "xstream.engine.commands.read" in MODULES
     kinds = {name: compiled(name) for name in MODULES}
-    wrong = [name for name, kind in kinds.items() if kind is not xstream.engine.COMPILED]
-    assert not wrong, f"{xstream.engine.BUILD}, yet these are not: {wrong}"
-    assert not any(compiled(native.module_name(source)) for source in native.PURE)
+    wrong = [name for name, kind in kinds.items() if kind is not ENGINE.compiled()]
+    assert not wrong, f"{ENGINE.build()}, yet these are not: {wrong}"
+    assert not any(compiled(ENGINE.module_name(source)) for source in ENGINE.pure)
+    if ENGINE.compiled():
+        stamp = importlib.import_module("xstream.engine._stamp")
+        assert list(stamp.SOURCES) == ENGINE.compiled_sources(ENGINE_DIR)
 
 
 def test_every_engine_module_names_its_own_file() -> None:
     for source in SOURCES:
-        module = importlib.import_module(native.module_name(source))
+        module = importlib.import_module(ENGINE.module_name(source))
         file = Path(module.__file__ or "")
         assert file.exists() and module.__spec__.origin == str(file), source
-        assert file.parent == (ENGINE / source).parent, source
+        assert file.parent == (ENGINE_DIR / source).parent, source
         assert file.name.split(".")[0] == Path(source).stem, source
     commands = importlib.import_module("xstream.engine.commands")
-    assert commands.__path__ == [str(ENGINE / "commands")]
+    assert commands.__path__ == [str(ENGINE_DIR / "commands")]
+    assert xstream.engine.__spec__.loader is xstream.engine.__loader__  # its own, unwrapped
+    assert not isinstance(xstream.engine.__loader__, builds._ChoosingLoader)
 
 
-def test_the_source_finder_finds_sources_only() -> None:
-    spec = native.SourceFinder().find_spec("xstream.engine.listpack", xstream.engine.__path__)
+def test_a_pure_group_is_found_as_sources_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(builds.ENV, "pure")
+    engine, codec = a_copy(ENGINE), a_copy(RESP_CODEC)
+    engine.choose(xstream.engine)
+    assert engine.chosen() == (False, "XSTREAM_ENGINE=pure") and not codec.is_chosen()
+    finder = BuildChooser([engine, codec])
+    spec = finder.find_spec("xstream.engine.listpack", xstream.engine.__path__)
     assert spec is not None and isinstance(spec.loader, SourceFileLoader)
-    assert spec.origin == str(ENGINE / "listpack.py")
-    package = native.SourceFinder().find_spec("xstream.engine.commands", xstream.engine.__path__)
-    assert package is not None and package.origin == str(ENGINE / "commands" / "__init__.py")
-    assert native.SourceFinder().find_spec("xstream.client", None) is None  # not the engine's
-    assert native.SourceFinder().find_spec("xstream.engine.nosuch", [str(ENGINE)]) is None
+    assert spec.origin == str(ENGINE_DIR / "listpack.py")
+    package = finder.find_spec("xstream.engine.commands", xstream.engine.__path__)
+    assert package is not None and package.origin == str(ENGINE_DIR / "commands" / "__init__.py")
+    assert finder.find_spec("xstream.client", None) is None  # not a group's
+    assert finder.find_spec("xstream.engine.nosuch", [str(ENGINE_DIR)]) is None
+    # The codec is not chosen yet: its modules are left to the other finders.
+    assert finder.find_spec("xstream.server.resp.codec", xstream.server.resp.__path__) is None
+    codec.choose(xstream.server.resp)
+    spec = finder.find_spec("xstream.server.resp.codec", xstream.server.resp.__path__)
+    assert spec is not None and spec.origin == str(RESP_DIR / "codec.py")
+
+
+def test_the_first_import_of_a_package_is_wrapped_to_choose() -> None:
+    engine = a_copy(ENGINE)
+    finder = BuildChooser([engine])
+    spec = finder.find_spec("xstream.engine", xstream.__path__)
+    assert spec is not None and isinstance(spec.loader, builds._ChoosingLoader)
+    assert spec.origin == str(ENGINE_DIR / "__init__.py")
+    assert finder.find_spec("xstream.client", xstream.__path__) is None  # not a group's
 
 
 def test_every_codec_module_is_of_the_build_loaded() -> None:
     assert RESP_MODULES == ["xstream.server.resp.codec", "xstream.server.resp.requests"]
     kinds = {name: compiled(name) for name in RESP_MODULES}
-    wrong = [name for name, kind in kinds.items() if kind is not resp_native.COMPILED]
-    assert not wrong, f"{resp_native.BUILD}, yet these are not: {wrong}"
-    for name in ("server", "session", "native", "multi"):  # never compiled
+    wrong = [name for name, kind in kinds.items() if kind is not RESP_CODEC.compiled()]
+    assert not wrong, f"{RESP_CODEC.build()}, yet these are not: {wrong}"
+    for name in ("server", "session", "multi"):  # never compiled
         assert not compiled(f"xstream.server.resp.{name}")
 
 
 def test_every_codec_module_names_its_own_file() -> None:
-    for source in resp_native.COMPILED_SOURCES:
-        module = importlib.import_module(f"xstream.server.resp.{source.removesuffix('.py')}")
+    for source in RESP_CODEC.compiled_sources(RESP_DIR):
+        module = importlib.import_module(RESP_CODEC.module_name(source))
         file = Path(module.__file__ or "")
         assert file.exists() and module.__spec__.origin == str(file), source
-        assert file.parent == RESP and file.name.split(".")[0] == Path(source).stem, source
+        assert file.parent == RESP_DIR and file.name.split(".")[0] == Path(source).stem, source
 
 
-def test_the_codec_source_finder_finds_its_sources_only() -> None:
-    finder = resp_native.SourceFinder()
-    spec = finder.find_spec("xstream.server.resp.codec", xstream.server.resp.__path__)
-    assert spec is not None and isinstance(spec.loader, SourceFileLoader)
-    assert spec.origin == str(RESP / "codec.py")
-    assert finder.find_spec("xstream.server.resp.server", xstream.server.resp.__path__) is None
-    assert finder.find_spec("xstream.engine.listpack", xstream.engine.__path__) is None
+def test_the_engine_digest_covers_every_source(tmp_path: Path) -> None:
+    ignored = shutil.ignore_patterns("*.so", "__pycache__")
+    shutil.copytree(ENGINE_DIR, tmp_path / "engine", ignore=ignored)
+    copy = tmp_path / "engine"
+    assert ENGINE.sources(copy) == SOURCES and "commands/read.py" in SOURCES
+    assert ENGINE.digest(copy) == ENGINE.digest(ENGINE_DIR)
+    with (copy / "reply.py").open("a") as f:  # a pure module: compiled ones import it
+        f.write("# edited\n")
+    assert ENGINE.digest(copy) != ENGINE.digest(ENGINE_DIR)
 
 
 def test_the_codec_digest_covers_its_sources(tmp_path: Path) -> None:
-    for source in resp_native.COMPILED_SOURCES:
-        shutil.copyfile(RESP / source, tmp_path / source)
-    assert resp_native.sources_digest(tmp_path) == resp_native.sources_digest()
+    for source in RESP_CODEC.sources(RESP_DIR):
+        shutil.copyfile(RESP_DIR / source, tmp_path / source)
+    assert RESP_CODEC.digest(tmp_path) == RESP_CODEC.digest(RESP_DIR)
     with (tmp_path / "requests.py").open("a") as f:
         f.write("# edited\n")
-    assert resp_native.sources_digest(tmp_path) != resp_native.sources_digest()
+    assert RESP_CODEC.digest(tmp_path) != RESP_CODEC.digest(RESP_DIR)
 
 
-def test_the_build_key_covers_the_codec(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_build_key_covers_every_group(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     spec = importlib.util.spec_from_file_location("mypyc_build", SCRIPTS / "mypyc_build.py")
     assert spec is not None and spec.loader is not None
     build = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "mypyc_build", build)  # its dataclass looks itself up
     spec.loader.exec_module(build)
-    monkeypatch.setenv(native.ENV, "pure")
+    assert [(g.group, g.folder) for g in build.GROUPS] == list(FOLDERS.items())
+    assert build.GROUPS[1].compiled() == ["codec.py", "requests.py"]
     before = build.key()
-    assert [g.name for g in build.GROUPS] == ["engine", "resp"]
-    assert build.RESP_GROUP.compiled() == list(resp_native.COMPILED_SOURCES)
-    monkeypatch.setattr(resp_native, "sources_digest", lambda folder=RESP: "edited")
+    for source in RESP_CODEC.sources(RESP_DIR):
+        shutil.copyfile(RESP_DIR / source, tmp_path / source)
+    monkeypatch.setattr(build, "GROUPS", (build.GROUPS[0], build.Group(RESP_CODEC, tmp_path)))
+    assert build.key() == before
+    with (tmp_path / "codec.py").open("a") as f:
+        f.write("# edited\n")
     assert build.key() != before
 
 
-# -- the choice, with the build on disk and the sources stood in for --------------------------
+# -- the choice, by the variable, the build on disk and the sources --------------------------
+
+TITLES = pytest.mark.parametrize("title", ["engine", "RESP codec"])
 
 
-# The engine's chooser and the codec's make the same choices (one variable for both).
-@pytest.fixture(params=[native, resp_native], ids=["engine", "codec"])
-def chooser(request: pytest.FixtureRequest) -> Chooser:
-    return cast(Chooser, request.param)
+def never() -> str:
+    raise AssertionError("the sources are hashed only when there is a build to compare")
 
 
-@pytest.fixture
-def disk(monkeypatch: pytest.MonkeyPatch, chooser: Chooser) -> pytest.MonkeyPatch:
-    monkeypatch.delenv(native.ENV, raising=False)
-    monkeypatch.setattr(chooser, "sources_digest", lambda: "sources")
-    return monkeypatch
+@TITLES
+def test_unset_takes_a_current_build(title: str) -> None:
+    assert decide("", title, "sources", lambda: "sources") == (True, "compiled with mypyc")
 
 
-def test_unset_takes_a_current_build(disk: pytest.MonkeyPatch, chooser: Chooser) -> None:
-    disk.setattr(chooser, "_stamp", lambda: "sources")
-    assert chooser.choose() == (True, "compiled with mypyc")
-
-
+@TITLES
 def test_unset_without_a_build_is_pure_quietly(
-    disk: pytest.MonkeyPatch, chooser: Chooser, recwarn: pytest.WarningsRecorder
+    title: str, recwarn: pytest.WarningsRecorder
 ) -> None:
-    disk.setattr(chooser, "_stamp", lambda: None)
-    compiled, why = chooser.choose()
+    compiled, why = decide("", title, None, never)
     assert not compiled and "missing" in why
     assert not recwarn.list
 
 
-def test_unset_refuses_a_stale_build_with_a_warning(
-    disk: pytest.MonkeyPatch, chooser: Chooser
-) -> None:
-    disk.setattr(chooser, "_stamp", lambda: "older sources")
-    with pytest.warns(UserWarning, match="stale"):
-        compiled, why = chooser.choose()
+@TITLES
+def test_unset_refuses_a_stale_build_with_a_warning(title: str) -> None:
+    with pytest.warns(UserWarning, match=f"the {title} runs as pure Python: .* stale"):
+        compiled, why = decide("", title, "older sources", lambda: "sources")
     assert not compiled and "rerun scripts/venv.sh" in why
 
 
-def test_compiled_is_required_when_asked_for(disk: pytest.MonkeyPatch, chooser: Chooser) -> None:
-    disk.setenv(chooser.ENV, "compiled")
-    disk.setattr(chooser, "_stamp", lambda: "sources")
-    assert chooser.choose()[0] is True
-    disk.setattr(chooser, "_stamp", lambda: "older sources")
-    with pytest.raises(ImportError, match="stale"):
-        chooser.choose()
-    disk.setattr(chooser, "_stamp", lambda: None)
-    with pytest.raises(ImportError, match="missing"):
-        chooser.choose()
+@TITLES
+def test_compiled_is_required_when_asked_for(title: str) -> None:
+    assert decide("compiled", title, "sources", lambda: "sources")[0] is True
+    with pytest.raises(ImportError, match=f"the compiled {title} is stale"):
+        decide("compiled", title, "older sources", lambda: "sources")
+    with pytest.raises(ImportError, match=f"the compiled {title} is missing"):
+        decide("compiled", title, None, never)
 
 
-def test_pure_ignores_the_build(disk: pytest.MonkeyPatch, chooser: Chooser) -> None:
-    disk.setenv(chooser.ENV, "pure")
-    disk.setattr(chooser, "_stamp", lambda: "sources")
-    assert chooser.choose() == (False, "XSTREAM_ENGINE=pure")
+@TITLES
+def test_pure_ignores_the_build(title: str) -> None:
+    assert decide("pure", title, "sources", never) == (False, "XSTREAM_ENGINE=pure")
 
 
-def test_an_unknown_choice_is_an_error(disk: pytest.MonkeyPatch, chooser: Chooser) -> None:
-    disk.setenv(chooser.ENV, "fast")
+@TITLES
+def test_an_unknown_choice_is_an_error(title: str) -> None:
     with pytest.raises(ImportError, match="expected compiled or pure"):
-        chooser.choose()
+        decide("fast", title, "sources", never)
+
+
+def test_a_group_reads_the_variable_when_chosen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """(Only the choices that load nothing: the test process has its builds loaded already.)"""
+    monkeypatch.setenv(builds.ENV, "fast")
+    engine = a_copy(ENGINE)
+    with pytest.raises(ImportError, match="XSTREAM_ENGINE='fast'"):
+        engine.choose(xstream.engine)
+    assert not engine.is_chosen()
+    monkeypatch.setenv(builds.ENV, "pure")
+    engine.choose(xstream.engine)
+    assert engine.chosen() == (False, "XSTREAM_ENGINE=pure")

@@ -4,6 +4,7 @@ floor, never up and never sideways between the roles; protobuf and grpc only at 
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -16,7 +17,8 @@ SOURCES = {
     "xstream": ROOT / "xstream",
 }
 ENGINE = {"xstream.engine"}
-NODE = ENGINE | {"xstream.node", "xstream.clock"}
+# xstream.builds: which build of the engine runs (INFO's xstream_engine), chosen outside it.
+NODE = ENGINE | {"xstream.node", "xstream.clock", "xstream.builds"}
 PROTOCOL = ENGINE | {"xstream.protocol", "xstream.v1", "xstream.clock"}
 # What each floor may import from the project (a module of the floor itself always may).
 ALLOWED = {
@@ -96,8 +98,7 @@ def test_every_import_goes_down() -> None:
 
 def test_the_engine_imports_no_io() -> None:
     for name, path in modules().items():
-        # native: which build loads, chosen at import (tests/unit/test_engine_purity.py)
-        if floor_of(name) == "xstream.engine" and name != "xstream.engine.native":
+        if floor_of(name) == "xstream.engine":
             for target in imports(name, path):
                 root = target.split(".")[0]
                 assert root not in {"socket", "asyncio", "grpc", "os", "time"}, (name, target)
@@ -108,3 +109,11 @@ def test_test_module_names_are_unique() -> None:
     the same file name break the whole run's collection."""
     names = [p.name for p in (ROOT / "tests").rglob("test_*.py")]
     assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
+def test_every_benchmark_is_type_checked() -> None:
+    """benchmarks/ are scripts, named one by one in mypy's modules (pyproject.toml)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    scripts = {p.stem for p in (ROOT / "benchmarks").glob("*.py")}
+    assert "sides" in scripts and "benchmarks" in config["mypy_path"]
+    assert scripts <= set(config["modules"]), scripts - set(config["modules"])

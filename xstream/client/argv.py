@@ -20,6 +20,7 @@ A host (`Client`, `Pipeline`) mixes in the command classes and supplies:
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 from xstream.client.exceptions import DataError
@@ -58,8 +59,9 @@ def encode(value: object, encoding: str = "utf-8", errors: str = "strict") -> by
     )
 
 
-class CommandHost:
-    """The base of the command mixins: argv building, and the hooks a host implements."""
+class CommandHost(ABC):
+    """The base of the command mixins: argv building, and the hooks a host implements (abstract:
+    a host missing one fails mypy's check of its instantiation, and the instantiation itself)."""
 
     decode_responses: bool = False
     encoding: str = "utf-8"
@@ -69,11 +71,13 @@ class CommandHost:
         enc, errs = self.encoding, self.encoding_errors
         return [encode(a, enc, errs) for a in args]
 
+    @abstractmethod
     def _call(self, argv: Argv, parse: Parse, *, write: bool) -> Any:
-        raise NotImplementedError
+        """Send (or, in a pipeline, queue) one command: the module docstring says how."""
 
+    @abstractmethod
     def _xadd_many(self, key: bytes, entries: list[list[bytes]]) -> Any:
-        raise NotImplementedError
+        """A batch of `XADD key *`, all or nothing: the new IDs in order."""
 
     def _decode_id(self, value: bytes) -> bytes | str:
         return value.decode(self.encoding, self.encoding_errors) if self.decode_responses else value

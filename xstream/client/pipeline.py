@@ -35,6 +35,8 @@ from .transport import Transport
 if TYPE_CHECKING:
     from xstream.engine.reply import Reply
 
+NO_XADD_MANY = "xadd_many cannot be pipelined: call it on the client"
+
 
 class Pipeline(StreamCommands):
     def __init__(
@@ -56,7 +58,10 @@ class Pipeline(StreamCommands):
         return self
 
     def xadd_many(self, name: Key, entries: Iterable[Mapping[Any, Encodable]]) -> Any:
-        raise DataError("xadd_many cannot be pipelined: call it on the client")
+        raise DataError(NO_XADD_MANY)  # refused at the call, before its entries are encoded
+
+    def _xadd_many(self, key: bytes, entries: list[list[bytes]]) -> Any:
+        raise DataError(NO_XADD_MANY)
 
     def _shape(self, raw: Reply) -> Any:
         return to_python(raw, self.decode_responses, self.encoding, self.encoding_errors)

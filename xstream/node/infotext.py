@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from xstream import engine
+from xstream.builds import ENGINE
 
 from .stats import STATS
 
@@ -69,7 +69,7 @@ def _server(info: dict[str, Any]) -> list[tuple[str, object]]:
         ("executable", sys.argv[0] if sys.argv else ""),
         ("config_file", ""),
         ("xstream_node", info["name"]),
-        ("xstream_engine", "compiled" if engine.COMPILED else "pure"),  # engine/native.py
+        ("xstream_engine", "compiled" if ENGINE.compiled() else "pure"),  # xstream/builds.py
     ]
 
 

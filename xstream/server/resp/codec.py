@@ -18,7 +18,7 @@ any split of the input into chunks yields the same items. A `ProtocolError` is f
 replies with its text and closes the connection, and the parser re-raises it from then on.
 Parsing uses no recursion (a stack of open aggregates), so nesting depth costs no Python frames.
 
-This module and requests.py are compiled with mypyc (native.py chooses the build; the pure
+This module and requests.py are compiled with mypyc (xstream/builds.py chooses the build; the pure
 source stays complete and tested): the encoder is written for it (exact `type() is` tests,
 native list appends), ~3.4x faster compiled (an XRANGE reply of 100 three-field entries: 26
 us, 89 us pure). Requests are framed by hiredis where it can (requests.py): 1.3 us per
@@ -147,7 +147,7 @@ def _encode_into(out: list[bytes], reply: Reply, resp3: bool) -> None:
 def _encode_items(out: list[bytes], items: list[Reply], resp3: bool) -> None:
     """An array's items: bulk strings and plain lists inline (the whole of an XRANGE reply:
     entries of [id, [field, value, ...]]), anything else through _encode_into. Written for
-    mypyc (codec.py is compiled, native.py): exact type tests, `out.append` called
+    mypyc (codec.py is compiled: xstream/builds.py): exact type tests, `out.append` called
     directly (a native list append; an alias of the bound method would be a Python call)."""
     for item in items:
         if type(item) is bytes:
