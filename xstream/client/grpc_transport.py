@@ -87,13 +87,14 @@ from .failover import (
     retry_write,
 )
 from .idempotence import Stamper, changes_nothing, repeatable, repeatable_batch
+from .ingestrows import EncodedRows, message
 from .tls import StrPath, client_tls
 
 Argv = list[bytes]
 T = TypeVar("T")
 Metadata = tuple[tuple[str, str], ...]
 Call = Callable[[grpc.Channel], tuple[T, Any]]  # one RPC: (response, grpc call)
-INGEST_BATCH = 4096  # entries per streamed Ingest message
+INGEST_METHOD = "/xstream.v1.Streams/Ingest"  # WARNING: the Streams service's name in the proto
 BACKOFF_CAP = 0.2  # seconds: the longest pause between tries (a failover takes ~2.5 s)
 PROBE_TIMEOUT = 1.0  # seconds: an Admin.Info while looking for the primary
 SKIP_REPLICA = 1.0  # seconds reads pass by a replica that was behind or out of reach
@@ -453,23 +454,19 @@ class GrpcTransport:
         return out
 
     def xadd_many(self, key: bytes, entries: Sequence[Sequence[bytes]]) -> list[bytes]:
-        batches = [entries[i : i + INGEST_BATCH] for i in range(0, len(entries), INGEST_BATCH)]
-
-        def requests() -> Any:
-            for i, batch in enumerate(batches):
-                msg = pb.IngestBatch(
-                    key=key,
-                    counts=[len(fv) for fv in batch],
-                    elements=[x for fv in batch for x in fv],
-                )
-                if i == 0:
-                    msg.concern.CopyFrom(self.concern)
-                yield msg
+        """One Ingest stream, a message per chunk of rows, written as bytes (ingestrows.py)."""
+        chunks = EncodedRows.of_entries(entries).chunks
+        concern = self.concern.SerializeToString()
+        messages = [message(key, c, concern if i == 0 else None) for i, c in enumerate(chunks)]
 
         def call(ch: grpc.Channel) -> tuple[pb.IngestReply, Any]:
-            stub = pb_grpc.StreamsStub(ch)
-            response, rpc = stub.Ingest.with_call(
-                requests(), timeout=self.timeout, metadata=self._meta()
+            ingest: grpc.StreamUnaryMultiCallable[bytes, pb.IngestReply] = ch.stream_unary(
+                INGEST_METHOD,
+                request_serializer=None,  # the messages are bytes already
+                response_deserializer=pb.IngestReply.FromString,
+            )
+            response, rpc = ingest.with_call(
+                iter(messages), timeout=self.timeout, metadata=self._meta()
             )
             return response, rpc
 
@@ -481,8 +478,8 @@ class GrpcTransport:
         if reply.error and reply.batches == 0:
             raise error_from_line(reply.error)
         ids: list[bytes] = []
-        for first, batch in zip(reply.first_ids, batches, strict=False):
-            ids += format_ids(parse_strict(first.encode()), len(batch))
+        for first, chunk in zip(reply.first_ids, chunks, strict=False):
+            ids += format_ids(parse_strict(first.encode()), chunk.rows)
         if reply.error:
             raise error_from_line(reply.error)
         return ids
