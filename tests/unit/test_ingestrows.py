@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 from xstream.client import Client, DataError, EngineTransport
 from xstream.client.argv import encode
 from xstream.client.ingestrows import ROWS_PER_MESSAGE, EncodedRows, message
+from xstream.engine import StreamError
+from xstream.server.service import split_entries
 from xstream.v1 import xstream_pb2 as pb
 
 CONCERN = pb.WriteConcern(acks=pb.ACKS_QUORUM, timeout_ms=250)
@@ -229,3 +231,17 @@ def test_any_rows_match_the_old_path(rows: list[dict[Any, Any]], encoding: str) 
         return
     assert got.entries() == want
     assert new_messages(b"k", got, CONCERN) == old_messages(b"k", want, CONCERN)
+
+
+def test_the_server_cuts_the_messages_back_into_the_entries() -> None:
+    rows = [{"n": str(i), "v": i, "pad": "é" * (i % 3)} for i in range(ROWS_PER_MESSAGE + 10)]
+    encoded = EncodedRows.of_dicts(rows, "utf-8", "strict")
+    got = []
+    for raw in new_messages(b"s", encoded, CONCERN):
+        batch = pb.IngestBatch.FromString(raw)
+        got += split_entries(batch.counts, list(batch.elements))
+    assert got == old_entries(rows)
+    with pytest.raises(StreamError, match="counts do not add up"):
+        split_entries([2, 2], [b"a", b"1", b"b"])
+    with pytest.raises(StreamError, match="counts do not add up"):
+        split_entries([], [b"a"])

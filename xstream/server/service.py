@@ -19,7 +19,7 @@ without it; a bad index fails the request with SELECT's error line).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from itertools import accumulate, pairwise
 from typing import Any, Protocol
@@ -189,11 +189,14 @@ class StreamsService(pb_grpc.StreamsServicer):
                 concern = _concern(batch)
             STATS.command()
             try:
-                node.limits.check_args([batch.key, *batch.elements])
+                elements = list(batch.elements)  # the one copy out of the message
+                node.limits.check_args([batch.key])  # as check_args([key, *elements])
+                node.limits.check_args(elements)
                 authorize(self.served.acl, context, [b"xadd", batch.key, b"*"])
                 node.check_client_epoch(client_epoch)
                 db = _db(node, context)
-                ids = await node.ingest_batch(batch.key, split_entries(batch), db)
+                entries = split_entries(batch.counts, elements)
+                ids = await node.ingest_batch(batch.key, entries, db)
             except StreamError as e:
                 STATS.error(e.line)
                 out.error = wire.error_text(e.line)
@@ -286,12 +289,11 @@ class StreamsService(pb_grpc.StreamsServicer):
         return await self._reply(wire.xsetid_argv(request), context, _concern(request))
 
 
-def split_entries(batch: pb.IngestBatch) -> list[list[bytes]]:
-    elements = list(batch.elements)
-    counts = list(batch.counts)
-    if sum(counts) != len(elements):
-        raise StreamError("Ingest batch: counts do not add up to the number of elements")
+def split_entries(counts: Iterable[int], elements: list[bytes]) -> list[list[bytes]]:
+    """An IngestBatch's elements cut into entries by its counts."""
     ends = list(accumulate(counts, initial=0))
+    if ends[-1] != len(elements):
+        raise StreamError("Ingest batch: counts do not add up to the number of elements")
     return [elements[a:b] for a, b in pairwise(ends)]
 
 
