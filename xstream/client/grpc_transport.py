@@ -94,7 +94,10 @@ Argv = list[bytes]
 T = TypeVar("T")
 Metadata = tuple[tuple[str, str], ...]
 Call = Callable[[grpc.Channel], tuple[T, Any]]  # one RPC: (response, grpc call)
-INGEST_METHOD = "/xstream.v1.Streams/Ingest"  # WARNING: the Streams service's name in the proto
+# WARNING: the Streams service's methods in proto/xstream/v1/xstream.proto; the requests
+# are sent as bytes already (request_serializer=None).
+INGEST_METHOD = "/xstream.v1.Streams/Ingest"
+INGEST_ONE_METHOD = "/xstream.v1.Streams/IngestOne"
 BACKOFF_CAP = 0.2  # seconds: the longest pause between tries (a failover takes ~2.5 s)
 PROBE_TIMEOUT = 1.0  # seconds: an Admin.Info while looking for the primary
 SKIP_REPLICA = 1.0  # seconds reads pass by a replica that was behind or out of reach
@@ -182,6 +185,7 @@ class GrpcTransport:
         self._channels: dict[str, grpc.Channel] = {}
         self._rr = count()
         self._skip: dict[str, float] = {}  # replica -> monotonic time until reads pass it by
+        self._ingest_one = True  # False once a node said IngestOne is UNIMPLEMENTED
 
     # ------------------------------------------------------------ plumbing
 
@@ -454,20 +458,34 @@ class GrpcTransport:
         return out
 
     def xadd_many(self, key: bytes, entries: Sequence[Sequence[bytes]]) -> list[bytes]:
-        """One Ingest stream, a message per chunk of rows, written as bytes (ingestrows.py)."""
+        """The entries as IngestBatch messages written as bytes (ingestrows.py): one message
+        by IngestOne (a unary call: grpcio's blocking stream call starts a thread per call),
+        more, or to a node without IngestOne, as an Ingest stream."""
         chunks = EncodedRows.of_entries(entries).chunks
         concern = self.concern.SerializeToString()
         messages = [message(key, c, concern if i == 0 else None) for i, c in enumerate(chunks)]
 
         def call(ch: grpc.Channel) -> tuple[pb.IngestReply, Any]:
-            ingest: grpc.StreamUnaryMultiCallable[bytes, pb.IngestReply] = ch.stream_unary(
+            meta = self._meta()
+            if len(messages) == 1 and self._ingest_one:
+                one: grpc.UnaryUnaryMultiCallable[bytes, pb.IngestReply] = ch.unary_unary(
+                    INGEST_ONE_METHOD,
+                    request_serializer=None,
+                    response_deserializer=pb.IngestReply.FromString,
+                )
+                try:
+                    response, rpc = one.with_call(messages[0], timeout=self.timeout, metadata=meta)
+                    return response, rpc
+                except grpc.RpcError as e:
+                    if e.code() != grpc.StatusCode.UNIMPLEMENTED:
+                        raise
+                    self._ingest_one = False  # a node older than IngestOne: nothing ran
+            stream: grpc.StreamUnaryMultiCallable[bytes, pb.IngestReply] = ch.stream_unary(
                 INGEST_METHOD,
-                request_serializer=None,  # the messages are bytes already
+                request_serializer=None,
                 response_deserializer=pb.IngestReply.FromString,
             )
-            response, rpc = ingest.with_call(
-                iter(messages), timeout=self.timeout, metadata=self._meta()
-            )
+            response, rpc = stream.with_call(iter(messages), timeout=self.timeout, metadata=meta)
             return response, rpc
 
         def refused(reply: pb.IngestReply) -> bool:

@@ -180,11 +180,19 @@ class StreamsService(pb_grpc.StreamsServicer):
     async def Ingest(  # noqa: N802
         self, request_iterator: AsyncIterator[pb.IngestBatch], context: Any
     ) -> pb.IngestReply:
+        return await self._ingest(request_iterator, context)
+
+    async def IngestOne(self, request: pb.IngestBatch, context: Any) -> pb.IngestReply:  # noqa: N802
+        return await self._ingest(_alone(request), context)
+
+    async def _ingest(self, batches: AsyncIterator[pb.IngestBatch], context: Any) -> pb.IngestReply:
+        """Each batch as one record of `XADD key *`s; the first error ends the stream (earlier
+        batches stay); settled once, at the end, with the first batch's concern."""
         out = pb.IngestReply()
         concern: WriteConcern | None = None
         node = self.node
         client_epoch = _metadata_int(context, EPOCH_KEY)
-        async for batch in request_iterator:
+        async for batch in batches:
             if out.batches == 0:
                 concern = _concern(batch)
             STATS.command()
@@ -287,6 +295,10 @@ class StreamsService(pb_grpc.StreamsServicer):
 
     async def XSetId(self, request: pb.XSetIdRequest, context: Any) -> pb.Reply:  # noqa: N802
         return await self._reply(wire.xsetid_argv(request), context, _concern(request))
+
+
+async def _alone(batch: pb.IngestBatch) -> AsyncIterator[pb.IngestBatch]:
+    yield batch
 
 
 def split_entries(counts: Iterable[int], elements: list[bytes]) -> list[list[bytes]]:
