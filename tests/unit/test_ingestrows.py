@@ -240,7 +240,13 @@ def test_the_server_cuts_the_messages_back_into_the_entries() -> None:
     for raw in new_messages(b"s", encoded, CONCERN):
         batch = pb.IngestBatch.FromString(raw)
         got += split_entries(batch.counts, list(batch.elements))
-    assert got == old_entries(rows)
+    assert [list(e) for e in got] == old_entries(rows)
+    uneven = [{"a": "1"}, {"b": "2", "c": "3"}, {"d": "4"}]
+    batch = pb.IngestBatch.FromString(
+        message(b"s", EncodedRows.of_dicts(uneven, "utf-8", "strict").chunks[0])
+    )
+    assert split_entries(batch.counts, list(batch.elements)) == old_entries(uneven)
+    assert split_entries([0, 0], []) == [[], []]  # the engine's arity error, not ours
     with pytest.raises(StreamError, match="counts do not add up"):
         split_entries([2, 2], [b"a", b"1", b"b"])
     with pytest.raises(StreamError, match="counts do not add up"):

@@ -301,12 +301,16 @@ async def _alone(batch: pb.IngestBatch) -> AsyncIterator[pb.IngestBatch]:
     yield batch
 
 
-def split_entries(counts: Iterable[int], elements: list[bytes]) -> list[list[bytes]]:
-    """An IngestBatch's elements cut into entries by its counts."""
-    ends = list(accumulate(counts, initial=0))
-    if ends[-1] != len(elements):
+def split_entries(counts: Iterable[int], elements: list[bytes]) -> Sequence[Sequence[bytes]]:
+    """An IngestBatch's elements cut into entries by its counts: tuples by one zip at C speed
+    when every entry has the same count (the usual batch of rows alike), else list slices;
+    the engine takes either (Engine.xadd_many: the same bytes)."""
+    sizes = list(counts)
+    if sum(sizes) != len(elements):
         raise StreamError("Ingest batch: counts do not add up to the number of elements")
-    return [elements[a:b] for a, b in pairwise(ends)]
+    if sizes and sizes[0] and sizes.count(sizes[0]) == len(sizes):
+        return list(zip(*[iter(elements)] * sizes[0], strict=True))
+    return [elements[a:b] for a, b in pairwise(accumulate(sizes, initial=0))]
 
 
 def info_reply(info: dict[str, Any]) -> pb.InfoReply:
