@@ -185,7 +185,8 @@ def ingest_part(args: argparse.Namespace, part: Part) -> None:
         + f"; primary acked {best.primary_rate:,.0f}/s vs redis-benchmark {theirs.ingest_rps:,.0f}"
         " req/s",
         f"Client.xadd_many: primary acked {by_client.primary_rate:,.0f}/s; replica lag p50 / p99 "
-        f"under it {lag_label(by_client.sampled_lag)}",
+        f"under it {lag_label(by_client.sampled_lag)}; the client's CPU "
+        f"{by_client.client_cpu_s / n * 1e6:.2f} µs/entry",
         f"lag: the xstream replicas' own apply_lag p50 / p99 {lag_label(applied)}; the primary's "
         f"lag_ms max {best.max_lag_ms}",
         f"resync: {mine.resync_inner_s:.2f} s of xstream's in the replica's own sync "

@@ -382,17 +382,18 @@ def ingest_child(
         )
         ready.put(os.getpid())
         go.wait()
-        t0 = time.monotonic()
+        t0, cpu0 = time.monotonic(), time.process_time()
         if msgs is not None:
             requests = iter(msgs)
         else:
             requests = (batch_message(key, uids[i : i + batch]) for i in range(0, n, batch))
         reply = ingest(requests, timeout=900)
-        t1 = time.monotonic()
+        t1, cpu = time.monotonic(), time.process_time() - cpu0
         results.put(
             {
                 "t0": t0,
                 "t1": t1,
+                "cpu": cpu,
                 "entries": reply.entries,
                 "batches": reply.batches,
                 "offset": reply.offset,
@@ -417,14 +418,16 @@ def client_ingest_child(
         client.xlen(key)  # connected
         ready.put(os.getpid())
         go.wait()
-        t0 = time.monotonic()
+        t0, cpu0 = time.monotonic(), time.process_time()
         entries = calls = 0
         for i in range(0, n, batch):
             entries += len(client.xadd_many(key, rows[i : i + batch]))
             calls += 1
-        t1 = time.monotonic()
+        t1, cpu = time.monotonic(), time.process_time() - cpu0
         client.close()
-        results.put({"t0": t0, "t1": t1, "entries": entries, "batches": calls, "error": ""})
+        results.put(
+            {"t0": t0, "t1": t1, "cpu": cpu, "entries": entries, "batches": calls, "error": ""}
+        )
     except Exception as e:  # reported to the parent
         results.put({"error": f"{type(e).__name__}: {e}"})
 
@@ -444,6 +447,7 @@ class IngestResult:
     apply_p50: list[float]
     apply_p99: list[float]
     sampled_lag: tuple[float, float]  # OffsetSampler's (p50, p99) ms, the worse replica
+    client_cpu_s: float  # the client processes' CPU (user + system) over their timed loops
 
     @property
     def rate(self) -> float:
@@ -553,6 +557,7 @@ def run_ingest(
         apply_p50=[i.apply_lag_p50_ms for i in infos],
         apply_p99=[i.apply_lag_p99_ms for i in infos],
         sampled_lag=sampler.percentiles(),
+        client_cpu_s=sum(d["cpu"] for d in done),
     )
 
 
@@ -889,7 +894,8 @@ def ingest_on_fresh_cluster(
         raise
     progress(
         f"  primary acked in {res.primary_s:.2f}s = {res.primary_rate:,.0f} entries/s; "
-        f"replicas caught up at {res.replicas_s:.2f}s = {res.rate:,.0f} entries/s"
+        f"replicas caught up at {res.replicas_s:.2f}s = {res.rate:,.0f} entries/s; "
+        f"client CPU {res.client_cpu_s / n * 1e6:.2f} µs/entry"
     )
     ends = "; ".join(f"{b:,} B behind, lag_ms {ms}" for b, ms in res.lag_at_end)
     progress(
@@ -1242,7 +1248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         theirs = RedisFigures() if args.skip_redis else run_redis(procs, workdir, args)
         mine = XFigures() if args.skip_xstream else run_xstream(procs, workdir, args)
     if args.skip_xstream:
-        mine.ingest.append(IngestResult("-", 0, 0, 0, 1, 1, 0, [], 0, 0, [], [], (0, 0)))
+        mine.ingest.append(IngestResult("-", 0, 0, 0, 1, 1, 0, [], 0, 0, [], [], (0, 0), 0))
     print()
     rows = [show(r) for r in build_rows(mine, theirs, args.entries, args.measures)]
     print_table(rows)

@@ -60,7 +60,7 @@ import os
 import time
 from array import array
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -364,7 +364,7 @@ class Primary(Node):
             return False
 
     async def ingest_batch(
-        self, key: bytes, entries: list[list[bytes]], db: int = 0
+        self, key: bytes, entries: Sequence[Sequence[bytes]], db: int = 0
     ) -> list[bytes]:
         """One `XADD key *` per entry as one record; settle with `settle()` after the stream."""
         await self.admit()

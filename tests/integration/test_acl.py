@@ -197,6 +197,14 @@ def test_grpc_matrix(cluster: Cluster) -> None:
         writer.xadd("other", {"f": "v"})
     with pytest.raises(ResponseError, match="has no permissions to run the 'xadd'"):
         reader.xadd("events:1", {"f": "v"})
+    # xadd_many (IngestOne for one message, an Ingest stream for more): the same checks.
+    for rows in ([{"f": "v"}], [{"f": "v"}] * 5000):
+        with pytest.raises(ResponseError, match="No permissions to access a key"):
+            writer.xadd_many("other", rows)
+        with pytest.raises(ResponseError, match="has no permissions to run the 'xadd'"):
+            reader.xadd_many("events:1", rows)
+    assert len(writer.xadd_many("events:1", [{"f": "v"}] * 2)) == 2
+    assert reader.xlen("events:1") == 3
     adm.Snapshot(pb.SnapshotRequest(), metadata=as_("admin", "a"))
 
 

@@ -14,6 +14,7 @@ from conftest import Cluster, free_port, poll
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
+from xstream.protocol import from_value
 from xstream.v1 import xstream_pb2 as pb
 
 XSTREAM = [sys.executable, "-m", "xstream.cli"]
@@ -98,6 +99,8 @@ def test_malformed_requests_get_errors_and_change_nothing(cluster: Cluster) -> N
     assert s.Ingest(iter([bad])).error.startswith("ERR Ingest batch")
     odd = pb.IngestBatch(key=b"s", counts=[3], elements=[b"f", b"v", b"g"])
     assert s.Ingest(iter([odd])).error == "ERR wrong number of arguments for 'xadd' command"
+    assert s.IngestOne(bad).error == s.Ingest(iter([bad])).error
+    assert s.IngestOne(odd).error == s.Ingest(iter([odd])).error
     piped = s.Pipeline(
         pb.PipelineRequest(
             commands=[pb.Command(argv=[b"XLEN", b"s"]), pb.Command(argv=[b"XADD", b"s", b"*"])]
@@ -106,6 +109,22 @@ def test_malformed_requests_get_errors_and_change_nothing(cluster: Cluster) -> N
     assert piped.replies[0].value.integer == 1
     assert piped.replies[1].error == "ERR wrong number of arguments for 'xadd' command"
     assert p.digest() == before and p.info().offset == offset
+
+
+def test_ingest_one_answers_as_an_ingest_stream_of_one_message(cluster: Cluster) -> None:
+    p = cluster.primary()
+    s = p.streams()
+    batch = pb.IngestBatch(key=b"s", counts=[2, 4], elements=[b"a", b"1", b"b", b"2", b"c", b"3"])
+    batch.concern.CopyFrom(pb.WriteConcern())
+    one = s.IngestOne(batch)
+    streamed = s.Ingest(iter([batch]))
+    for reply in (one, streamed):
+        assert (reply.entries, reply.batches, reply.error) == (2, 1, "")
+        assert len(reply.first_ids) == len(reply.last_ids) == 1
+    assert one.offset < streamed.offset == p.info().offset
+    entries = from_value(p.execute("XRANGE", "s", "-", "+").value)
+    ids = [e[0].decode() for e in entries]  # type: ignore[index,union-attr]
+    assert ids == [one.first_ids[0], one.last_ids[0], streamed.first_ids[0], streamed.last_ids[0]]
 
 
 def test_health_and_reflection_are_served(cluster: Cluster) -> None:

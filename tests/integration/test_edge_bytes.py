@@ -29,7 +29,12 @@ def raw_unary(node: Node, method: str, payload: bytes) -> tuple[grpc.StatusCode,
 
 @pytest.mark.parametrize(
     "method",
-    ["/xstream.v1.Streams/Execute", "/xstream.v1.Streams/XAdd", "/xstream.v1.Admin/Info"],
+    [
+        "/xstream.v1.Streams/Execute",
+        "/xstream.v1.Streams/XAdd",
+        "/xstream.v1.Streams/IngestOne",
+        "/xstream.v1.Admin/Info",
+    ],
 )
 def test_garbage_request_is_invalid_argument(cluster: Cluster, method: str) -> None:
     p = cluster.primary()

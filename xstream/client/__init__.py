@@ -121,7 +121,7 @@ class Client(StreamCommands):
         raw = self.transport.execute(argv, write=write)
         return parse(to_python(raw, self.decode_responses, self.encoding, self.encoding_errors))
 
-    def _xadd_many(self, key: bytes, entries: list[list[bytes]]) -> list[bytes]:
+    def _xadd_many(self, key: bytes, entries: Sequence[Sequence[bytes]]) -> list[bytes]:
         return self.transport.xadd_many(key, entries)
 
     def pipeline(self, transaction: bool = False, shard_hint: Any = None) -> Pipeline:

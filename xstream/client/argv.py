@@ -15,12 +15,14 @@ A host (`Client`, `Pipeline`) mixes in the command classes and supplies:
         write: True if the command changes state (sent to the primary).
         The Client answers parse(value) (or raises ResponseError); a Pipeline buffers the
         call and answers itself, so calls chain.
-    _xadd_many(key, entries) -> Any   batched `XADD key *` (entries: flat field/value lists)
+    _xadd_many(key, entries) -> Any   batched `XADD key *` (entries: each a field/value list;
+                                      xadd_many passes ingestrows.EncodedRows)
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import Any
 
 from xstream.client.exceptions import DataError
@@ -76,7 +78,7 @@ class CommandHost(ABC):
         """Send (or, in a pipeline, queue) one command: the module docstring says how."""
 
     @abstractmethod
-    def _xadd_many(self, key: bytes, entries: list[list[bytes]]) -> Any:
+    def _xadd_many(self, key: bytes, entries: Sequence[Sequence[bytes]]) -> Any:
         """A batch of `XADD key *`, all or nothing: the new IDs in order."""
 
     def _decode_id(self, value: bytes) -> bytes | str:

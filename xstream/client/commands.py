@@ -18,7 +18,8 @@ from typing import Any, Literal
 
 from xstream.client.exceptions import DataError
 
-from .argv import Encodable, Key, StreamId, encode
+from .argv import Encodable, Key, StreamId
+from .ingestrows import EncodedRows
 from .keycommands import KeyCommands
 from .shapes import (
     bool_ok,
@@ -97,16 +98,12 @@ class StreamCommands(KeyCommands):
     def xadd_many(self, name: Key, entries: Iterable[Mapping[Any, Encodable]]) -> Any:
         """Append many entries with automatic IDs (`XADD name * ...` each, in one batch, all
         or nothing); their IDs in order. Not in redis-py; not available in a pipeline."""
-        flat: list[list[bytes]] = []
-        enc, errs = self.encoding, self.encoding_errors
-        for fields in entries:
-            if (type(fields) is not dict and not isinstance(fields, Mapping)) or not fields:
-                raise DataError("XADD fields must be a non-empty dict")
-            flat.append([encode(x, enc, errs) for x in chain.from_iterable(fields.items())])
+        rows = EncodedRows.of_dicts(entries, self.encoding, self.encoding_errors)
         key = self._argv(name)[0]
-        if not flat:
+        if not rows.chunks:
             return []
-        return [self._decode_id(i) for i in self._xadd_many(key, flat)]
+        ids = self._xadd_many(key, rows)
+        return [self._decode_id(i) for i in ids] if self.decode_responses else ids
 
     def xtrim(
         self,

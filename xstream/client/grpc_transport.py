@@ -87,13 +87,17 @@ from .failover import (
     retry_write,
 )
 from .idempotence import Stamper, changes_nothing, repeatable, repeatable_batch
+from .ingestrows import EncodedRows, message
 from .tls import StrPath, client_tls
 
 Argv = list[bytes]
 T = TypeVar("T")
 Metadata = tuple[tuple[str, str], ...]
 Call = Callable[[grpc.Channel], tuple[T, Any]]  # one RPC: (response, grpc call)
-INGEST_BATCH = 4096  # entries per streamed Ingest message
+# WARNING: the Streams service's methods in proto/xstream/v1/xstream.proto; the requests
+# are sent as bytes already (request_serializer=None).
+INGEST_METHOD = "/xstream.v1.Streams/Ingest"
+INGEST_ONE_METHOD = "/xstream.v1.Streams/IngestOne"
 BACKOFF_CAP = 0.2  # seconds: the longest pause between tries (a failover takes ~2.5 s)
 PROBE_TIMEOUT = 1.0  # seconds: an Admin.Info while looking for the primary
 SKIP_REPLICA = 1.0  # seconds reads pass by a replica that was behind or out of reach
@@ -181,6 +185,7 @@ class GrpcTransport:
         self._channels: dict[str, grpc.Channel] = {}
         self._rr = count()
         self._skip: dict[str, float] = {}  # replica -> monotonic time until reads pass it by
+        self._ingest_one = True  # False once a node said IngestOne is UNIMPLEMENTED
 
     # ------------------------------------------------------------ plumbing
 
@@ -453,24 +458,34 @@ class GrpcTransport:
         return out
 
     def xadd_many(self, key: bytes, entries: Sequence[Sequence[bytes]]) -> list[bytes]:
-        batches = [entries[i : i + INGEST_BATCH] for i in range(0, len(entries), INGEST_BATCH)]
-
-        def requests() -> Any:
-            for i, batch in enumerate(batches):
-                msg = pb.IngestBatch(
-                    key=key,
-                    counts=[len(fv) for fv in batch],
-                    elements=[x for fv in batch for x in fv],
-                )
-                if i == 0:
-                    msg.concern.CopyFrom(self.concern)
-                yield msg
+        """The entries as IngestBatch messages written as bytes (ingestrows.py): one message
+        by IngestOne (a unary call: grpcio's blocking stream call starts a thread per call),
+        more, or to a node without IngestOne, as an Ingest stream."""
+        chunks = EncodedRows.of_entries(entries).chunks
+        concern = self.concern.SerializeToString()
+        messages = [message(key, c, concern if i == 0 else None) for i, c in enumerate(chunks)]
 
         def call(ch: grpc.Channel) -> tuple[pb.IngestReply, Any]:
-            stub = pb_grpc.StreamsStub(ch)
-            response, rpc = stub.Ingest.with_call(
-                requests(), timeout=self.timeout, metadata=self._meta()
+            meta = self._meta()
+            if len(messages) == 1 and self._ingest_one:
+                one: grpc.UnaryUnaryMultiCallable[bytes, pb.IngestReply] = ch.unary_unary(
+                    INGEST_ONE_METHOD,
+                    request_serializer=None,
+                    response_deserializer=pb.IngestReply.FromString,
+                )
+                try:
+                    response, rpc = one.with_call(messages[0], timeout=self.timeout, metadata=meta)
+                    return response, rpc
+                except grpc.RpcError as e:
+                    if e.code() != grpc.StatusCode.UNIMPLEMENTED:
+                        raise
+                    self._ingest_one = False  # a node older than IngestOne: nothing ran
+            stream: grpc.StreamUnaryMultiCallable[bytes, pb.IngestReply] = ch.stream_unary(
+                INGEST_METHOD,
+                request_serializer=None,
+                response_deserializer=pb.IngestReply.FromString,
             )
+            response, rpc = stream.with_call(iter(messages), timeout=self.timeout, metadata=meta)
             return response, rpc
 
         def refused(reply: pb.IngestReply) -> bool:
@@ -481,8 +496,8 @@ class GrpcTransport:
         if reply.error and reply.batches == 0:
             raise error_from_line(reply.error)
         ids: list[bytes] = []
-        for first, batch in zip(reply.first_ids, batches, strict=False):
-            ids += format_ids(parse_strict(first.encode()), len(batch))
+        for first, chunk in zip(reply.first_ids, chunks, strict=False):
+            ids += format_ids(parse_strict(first.encode()), chunk.rows)
         if reply.error:
             raise error_from_line(reply.error)
         return ids

@@ -21,7 +21,7 @@ DataError (the default there is False, unlike redis-py's True).
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -60,7 +60,7 @@ class Pipeline(StreamCommands):
     def xadd_many(self, name: Key, entries: Iterable[Mapping[Any, Encodable]]) -> Any:
         raise DataError(NO_XADD_MANY)  # refused at the call, before its entries are encoded
 
-    def _xadd_many(self, key: bytes, entries: list[list[bytes]]) -> Any:
+    def _xadd_many(self, key: bytes, entries: Sequence[Sequence[bytes]]) -> Any:
         raise DataError(NO_XADD_MANY)
 
     def _shape(self, raw: Reply) -> Any:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from xstream.clock import now_ms
@@ -348,7 +348,7 @@ class Node(ABC):
 
     @abstractmethod
     async def ingest_batch(
-        self, key: bytes, entries: list[list[bytes]], db: int = 0
+        self, key: bytes, entries: Sequence[Sequence[bytes]], db: int = 0
     ) -> list[bytes]:
         """`XADD key *` per entry in `db`, as one write (the primary's fast path)."""
 

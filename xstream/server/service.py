@@ -19,7 +19,7 @@ without it; a bad index fails the request with SELECT's error line).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from itertools import accumulate, pairwise
 from typing import Any, Protocol
@@ -180,20 +180,31 @@ class StreamsService(pb_grpc.StreamsServicer):
     async def Ingest(  # noqa: N802
         self, request_iterator: AsyncIterator[pb.IngestBatch], context: Any
     ) -> pb.IngestReply:
+        return await self._ingest(request_iterator, context)
+
+    async def IngestOne(self, request: pb.IngestBatch, context: Any) -> pb.IngestReply:  # noqa: N802
+        return await self._ingest(_alone(request), context)
+
+    async def _ingest(self, batches: AsyncIterator[pb.IngestBatch], context: Any) -> pb.IngestReply:
+        """Each batch as one record of `XADD key *`s; the first error ends the stream (earlier
+        batches stay); settled once, at the end, with the first batch's concern."""
         out = pb.IngestReply()
         concern: WriteConcern | None = None
         node = self.node
         client_epoch = _metadata_int(context, EPOCH_KEY)
-        async for batch in request_iterator:
+        async for batch in batches:
             if out.batches == 0:
                 concern = _concern(batch)
             STATS.command()
             try:
-                node.limits.check_args([batch.key, *batch.elements])
+                elements = list(batch.elements)  # the one copy out of the message
+                node.limits.check_args([batch.key])  # as check_args([key, *elements])
+                node.limits.check_args(elements)
                 authorize(self.served.acl, context, [b"xadd", batch.key, b"*"])
                 node.check_client_epoch(client_epoch)
                 db = _db(node, context)
-                ids = await node.ingest_batch(batch.key, split_entries(batch), db)
+                entries = split_entries(batch.counts, elements)
+                ids = await node.ingest_batch(batch.key, entries, db)
             except StreamError as e:
                 STATS.error(e.line)
                 out.error = wire.error_text(e.line)
@@ -286,13 +297,20 @@ class StreamsService(pb_grpc.StreamsServicer):
         return await self._reply(wire.xsetid_argv(request), context, _concern(request))
 
 
-def split_entries(batch: pb.IngestBatch) -> list[list[bytes]]:
-    elements = list(batch.elements)
-    counts = list(batch.counts)
-    if sum(counts) != len(elements):
+async def _alone(batch: pb.IngestBatch) -> AsyncIterator[pb.IngestBatch]:
+    yield batch
+
+
+def split_entries(counts: Iterable[int], elements: list[bytes]) -> Sequence[Sequence[bytes]]:
+    """An IngestBatch's elements cut into entries by its counts: tuples by one zip at C speed
+    when every entry has the same count (the usual batch of rows alike), else list slices;
+    the engine takes either (Engine.xadd_many: the same bytes)."""
+    sizes = list(counts)
+    if sum(sizes) != len(elements):
         raise StreamError("Ingest batch: counts do not add up to the number of elements")
-    ends = list(accumulate(counts, initial=0))
-    return [elements[a:b] for a, b in pairwise(ends)]
+    if sizes and sizes[0] and sizes.count(sizes[0]) == len(sizes):
+        return list(zip(*[iter(elements)] * sizes[0], strict=True))
+    return [elements[a:b] for a, b in pairwise(accumulate(sizes, initial=0))]
 
 
 def info_reply(info: dict[str, Any]) -> pb.InfoReply:

@@ -49,6 +49,11 @@ class StreamsStub:
                 request_serializer=xstream_dot_v1_dot_xstream__pb2.IngestBatch.SerializeToString,
                 response_deserializer=xstream_dot_v1_dot_xstream__pb2.IngestReply.FromString,
                 _registered_method=True)
+        self.IngestOne = channel.unary_unary(
+                '/xstream.v1.Streams/IngestOne',
+                request_serializer=xstream_dot_v1_dot_xstream__pb2.IngestBatch.SerializeToString,
+                response_deserializer=xstream_dot_v1_dot_xstream__pb2.IngestReply.FromString,
+                _registered_method=True)
         self.XAdd = channel.unary_unary(
                 '/xstream.v1.Streams/XAdd',
                 request_serializer=xstream_dot_v1_dot_xstream__pb2.XAddRequest.SerializeToString,
@@ -138,6 +143,14 @@ class StreamsServicer:
 
     def Ingest(self, request_iterator, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def IngestOne(self, request, context):
+        """One IngestBatch, answered as an Ingest stream of that one message is: for a client whose
+        stream calls cost more than unary ones (grpcio's blocking stream call starts a thread).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -241,6 +254,11 @@ def add_StreamsServicer_to_server(servicer, server):
             ),
             'Ingest': grpc.stream_unary_rpc_method_handler(
                     servicer.Ingest,
+                    request_deserializer=xstream_dot_v1_dot_xstream__pb2.IngestBatch.FromString,
+                    response_serializer=xstream_dot_v1_dot_xstream__pb2.IngestReply.SerializeToString,
+            ),
+            'IngestOne': grpc.unary_unary_rpc_method_handler(
+                    servicer.IngestOne,
                     request_deserializer=xstream_dot_v1_dot_xstream__pb2.IngestBatch.FromString,
                     response_serializer=xstream_dot_v1_dot_xstream__pb2.IngestReply.SerializeToString,
             ),
@@ -394,6 +412,33 @@ class Streams:
             request_iterator,
             target,
             '/xstream.v1.Streams/Ingest',
+            xstream_dot_v1_dot_xstream__pb2.IngestBatch.SerializeToString,
+            xstream_dot_v1_dot_xstream__pb2.IngestReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def IngestOne(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/xstream.v1.Streams/IngestOne',
             xstream_dot_v1_dot_xstream__pb2.IngestBatch.SerializeToString,
             xstream_dot_v1_dot_xstream__pb2.IngestReply.FromString,
             options,
