@@ -68,6 +68,8 @@ class Signal:
         self._waiters: list[asyncio.Future[None]] = []
 
     def fire(self) -> None:
+        if not self._waiters:
+            return  # nobody waits (a primary's every commit without replicas)
         waiters, self._waiters = self._waiters, []
         for fut in waiters:
             if not fut.done():

@@ -158,7 +158,9 @@ class RespConnection(asyncio.Protocol):
                  limit=self.server.query_buffer_limit)  # fmt: skip
             self.transport.close()
             return
-        _resolve(self._input)
+        waiting = self._input  # _resolve(self._input), inline: once per read
+        if waiting is not None and not waiting.done():
+            waiting.set_result(None)
 
     def eof_received(self) -> bool | None:
         return False  # close our side too: Redis serves no half-closed connection
@@ -244,7 +246,7 @@ class RespConnection(asyncio.Protocol):
                 self._write(out)
                 transport.close()
                 return
-            if sum(map(len, out)) >= FLUSH_AT:
+            if (len(out[0]) if len(out) == 1 else sum(map(len, out))) >= FLUSH_AT:
                 self._write(out)
 
     def _write(self, out: list[bytes]) -> None:
