@@ -449,6 +449,8 @@ class Primary(Node):
     async def settle(self, offset: int, concern: WriteConcern | None) -> None:
         """Durable per the fsync policy, then acked by as many replicas as asked, all within
         this primary's lease."""
+        # WARNING: settled_at_once is this when nothing is waited for; a check added here
+        # belongs there too.
         store = self.store
         if not store.is_durable(offset):
             try:

@@ -67,7 +67,8 @@ def encode(effects: Sequence[Sequence[bytes]]) -> bytes:
 
 
 def _head_struct(argc: int) -> struct.Struct:
-    """An argv's head, its argc and its `argc` element lengths (cached as _lens_struct)."""
+    """An argv's head: its argc, then its `argc` element lengths (cached as _lens_struct
+    caches its Structs)."""
     s = struct.Struct(f"<{argc + 1}I")
     if len(_HEADS) < 1024:
         _HEADS[argc] = s
