@@ -72,6 +72,16 @@ def test_fast_parser_matches_the_pure_one(parts: list[bytes], cuts: list[int]) -
     assert _run(fast, chunks) == _run(RespParser(LIMIT), chunks)
 
 
+def test_a_whole_canonical_request_with_a_bulk_past_the_limit_is_refused_by_both() -> None:
+    data = encode([b"XADD", b"s", b"*", b"f", b"x" * (LIMIT + 1)]) + encode([b"PING"])
+    fast = requests.new_parser(LIMIT)
+    assert isinstance(fast, requests.FastRespParser)
+    refused = _run(fast, [data])
+    assert refused == _run(RespParser(LIMIT), [data]) == ["Protocol error: invalid bulk length"]
+    at_limit = [b"XADD", b"s", b"*", b"f", b"x" * LIMIT]
+    assert _run(requests.new_parser(LIMIT), [encode(at_limit)]) == [at_limit]
+
+
 def test_a_pipeline_of_canonical_requests_stays_on_the_fast_path() -> None:
     parser = requests.new_parser(LIMIT)
     argvs = [[b"XADD", b"s", b"*", b"f", b"%d" % i] for i in range(1000)]

@@ -298,6 +298,8 @@ class Acl:
         """Whether `user` may run argv: None, or the denial (its -NOPERM text). One selector
         (the user's own rules, or a `(...)`) must allow the command and all its keys; else
         the denial that got furthest (a key's over the command's; the later key's)."""
+        if user.allkeys and user.all_base and not user.rules:
+            return None  # `~* +@all` and no rule after it: anything (the default user)
         name = aclcats.fullname(argv) if argv else ""
         if name not in aclcats.TABLE or name in NO_AUTH:
             return None  # unknown: the command's own error answers it; AUTH ...: always

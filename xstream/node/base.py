@@ -68,6 +68,8 @@ class Signal:
         self._waiters: list[asyncio.Future[None]] = []
 
     def fire(self) -> None:
+        if not self._waiters:
+            return  # nobody waits (a primary's every commit without replicas)
         waiters, self._waiters = self._waiters, []
         for fut in waiters:
             if not fut.done():
@@ -138,13 +140,16 @@ class Node(ABC):
         concern: WriteConcern | None = None,
         client_offset: int = 0,
         db: int = 0,
+        bounded: bool = False,
     ) -> tuple[Reply, int]:
         """Run one command in database `db`; (reply, replication offset after it). Raises
         StreamError. Counted in INFO commandstats (stats.py). Every command of the RESP edge
-        comes here: the engine's writes go straight to `write`, one coroutine frame down."""
+        comes here: the engine's writes go straight to `write`, one coroutine frame down.
+        `bounded`: every argument is known within proto-max-bulk-len (the RESP parser's)."""
         if not argv:
             raise StreamError("empty command")
-        self.limits.check_args(argv)
+        if not bounded:
+            self.limits.check_args(argv)
         t0 = time.perf_counter()
         server_cmd = SERVER_COMMANDS.get(argv[0].upper())
         if server_cmd is not None:

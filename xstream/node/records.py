@@ -34,6 +34,7 @@ Argv = list[bytes]
 HEADER = struct.Struct("<II")
 _U32 = struct.Struct("<I")
 _LENS: dict[int, struct.Struct] = {}  # argc -> its lengths' Struct (_lens_struct)
+_HEADS: dict[int, struct.Struct] = {}  # argc -> its argc-and-lengths Struct (_head_struct)
 MAX_RECORD = 1 << 31  # a length above this is corruption, not a record
 
 
@@ -51,13 +52,27 @@ class CorruptRecordError(CoreError):
 
 
 def encode(effects: Sequence[Sequence[bytes]]) -> bytes:
+    if len(effects) == 1:  # most writes: one command's effect
+        argv = effects[0]
+        n = len(argv)
+        payload = (_HEADS.get(n) or _head_struct(n)).pack(n, *map(len, argv)) + b"".join(argv)
+        return HEADER.pack(len(payload), zlib.crc32(payload)) + payload
     parts: list[bytes] = []
     for argv in effects:
         n = len(argv)
-        parts.append(struct.pack(f"<I{n}I", n, *map(len, argv)))
+        parts.append((_HEADS.get(n) or _head_struct(n)).pack(n, *map(len, argv)))
         parts.append(b"".join(argv))
     payload = b"".join(parts)
     return HEADER.pack(len(payload), zlib.crc32(payload)) + payload
+
+
+def _head_struct(argc: int) -> struct.Struct:
+    """An argv's head: its argc, then its `argc` element lengths (cached as _lens_struct
+    caches its Structs)."""
+    s = struct.Struct(f"<{argc + 1}I")
+    if len(_HEADS) < 1024:
+        _HEADS[argc] = s
+    return s
 
 
 def decode_payload(payload: bytes | memoryview) -> list[Argv]:

@@ -123,8 +123,12 @@ def _offset_of(path: Path) -> int:
 
 def _write_all(fd: int, data: bytes) -> None:
     n = os.write(fd, data)
-    if n == len(data):
-        return  # nearly always: a short write only when the disk is (nearly) full
+    if n != len(data):  # nearly never: a short write only when the disk is (nearly) full
+        _write_rest(fd, data, n)
+
+
+def _write_rest(fd: int, data: bytes, n: int) -> None:
+    """What a first write of `n` bytes left of `data`."""
     view = memoryview(data)[n:]
     while view:
         n = os.write(fd, view)
@@ -414,7 +418,9 @@ class Store:
         if self.fault:
             raise DiskFault(self.fault)
         try:
-            _write_all(self._fd, data)
+            n = os.write(self._fd, data)  # _write_all, inline: once per write
+            if n != len(data):
+                _write_rest(self._fd, data, n)
         except OSError as e:
             self._restore_boundary()
             self._fail("write", e, self.written)
@@ -447,10 +453,15 @@ class Store:
     def _segment_name(self) -> str:
         return _name("aof", self.base, ".xlog")
 
+    def is_durable(self, offset: int) -> bool:
+        """`offset` is on disk as the policy promises already: `durable` would return at once
+        (the write path tests this first, saving a coroutine per write)."""
+        return self.fsync != "always" or self.synced >= offset
+
     async def durable(self, offset: int) -> None:
         """Return once `offset` is on disk as the policy promises (always: fsynced); DiskFault
         if an fsync failed first (or the record was rolled back): it is never retried."""
-        if self.fsync != "always" or self.synced >= offset:
+        if self.is_durable(offset):
             return
         if self.fault and (self._fsync_failed or offset > self.written):
             raise DiskFault(self.fault)

@@ -41,9 +41,11 @@ def new_parser(max_bulk_len: int) -> RespParser:
     return FastRespParser(max_bulk_len)
 
 
-def _canonical(argv: Any) -> bytes | None:
+def _canonical(argv: Any, max_bulk_len: int) -> bytes | None:
     """argv's canonical multibulk encoding; None unless argv is a list of bytes (an int, a
-    list or None has no len() or cannot be joined: TypeError)."""
+    list or None has no len() or cannot be joined: TypeError), each within `max_bulk_len`
+    (a longer one is the pure parser's to refuse, as Redis does: every argument the parser
+    gives is within proto-max-bulk-len, so the node need not look again)."""
     if type(argv) is not list:
         return None
     n = len(argv)
@@ -52,6 +54,8 @@ def _canonical(argv: Any) -> bytes | None:
     try:
         for arg in argv:
             m = len(arg)
+            if m > max_bulk_len:
+                return None
             append(_BULK_HDR[m] if m < _SHARED_HDRS else b"$%d" % m)
             append(arg)
         append(b"")
@@ -82,7 +86,7 @@ class FastRespParser(RespParser):
                 if self._pos == len(self._buf):
                     return None
                 break  # a partial command: the pure parser bounds and reads it
-            framed = _canonical(argv)
+            framed = _canonical(argv, self.max_bulk_len)
             if framed is None or not self._buf.startswith(framed, self._pos):
                 break
             self._pos += len(framed)

@@ -23,7 +23,10 @@ write ends the batch and runs next, on its own.
 
 Limits, as Redis's:
 * proto-max-bulk-len (node.limits) and the inline/length-line limits: the parser raises a
-  ProtocolError with Redis's text; the connection gets it as an error reply, then is closed;
+  ProtocolError with Redis's text; the connection gets it as an error reply, then is closed.
+  So every argument the node is given is within the limit (`bounded`: it does not look
+  again). WARNING: this holds because the parser is made with the node's limit, which is
+  fixed at start (CONFIG SET refuses to change it; a new role keeps it);
 * client-query-buffer-limit: a connection with more unparsed input than this is closed;
 * output: Redis's client-output-buffer-limit for normal clients is unlimited; here a client
   that does not read its replies stops being read from (and its commands stop running) while
@@ -158,7 +161,9 @@ class RespConnection(asyncio.Protocol):
                  limit=self.server.query_buffer_limit)  # fmt: skip
             self.transport.close()
             return
-        _resolve(self._input)
+        waiting = self._input  # _resolve(self._input), inline: once per read
+        if waiting is not None and not waiting.done():
+            waiting.set_result(None)
 
     def eof_received(self) -> bool | None:
         return False  # close our side too: Redis serves no half-closed connection
@@ -244,7 +249,7 @@ class RespConnection(asyncio.Protocol):
                 self._write(out)
                 transport.close()
                 return
-            if sum(map(len, out)) >= FLUSH_AT:
+            if (len(out[0]) if len(out) == 1 else sum(map(len, out))) >= FLUSH_AT:
                 self._write(out)
 
     def _write(self, out: list[bytes]) -> None:
@@ -342,11 +347,11 @@ class RespConnection(asyncio.Protocol):
             if name in MAY_BLOCK:
                 session.blocked = True
                 try:
-                    reply, _ = await node.execute(argv, db=session.db)
+                    reply, _ = await node.execute(argv, db=session.db, bounded=True)
                 finally:
                     session.blocked = False
             else:
-                reply, _ = await node.execute(argv, db=session.db)
+                reply, _ = await node.execute(argv, db=session.db, bounded=True)
             if name == b"INFO" and isinstance(reply, bytes):
                 return [encode_edge(Verbatim(reply), session.proto)]
             return [encode(reply, session.proto)]
