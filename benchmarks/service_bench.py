@@ -537,6 +537,7 @@ class IngestResult:
     apply_p50: list[float]
     apply_p99: list[float]
     sampled_lag: tuple[float, float]  # OffsetSampler's (p50, p99) ms, the worse replica
+    cpu_us: list[float]  # CPU us per entry, go -> caught up: the primary, then each replica
 
     @property
     def rate(self) -> float:
@@ -575,6 +576,8 @@ def run_ingest(
                 raise RuntimeError("ingest clients did not get ready") from None
         progress(f"  {clients} client process(es) ready ({args.ingest_build} batches); go")
         start_offset = primary.info().offset
+        nodes = [primary, *cluster.replicas]
+        cpu0 = [cpu_seconds(node.proc.popen.pid) for node in nodes]
         sampler.start()
         t0 = time.monotonic()
         go.set()
@@ -615,6 +618,7 @@ def run_ingest(
             return None
 
         t_repl = wait_until(caught_up, args.catchup_timeout, "replicas to ack the ingest", 0.005)
+        cpu1 = [cpu_seconds(node.proc.popen.pid) for node in nodes]
         wait_until(
             lambda: sampler.reached(final) or None, 30, "a poll to see the replicas caught up"
         )
@@ -646,6 +650,7 @@ def run_ingest(
         apply_p50=[i.apply_lag_p50_ms for i in infos],
         apply_p99=[i.apply_lag_p99_ms for i in infos],
         sampled_lag=sampler.percentiles(),
+        cpu_us=[(b - a) / n * 1e6 for a, b in zip(cpu0, cpu1, strict=True)],
     )
 
 
@@ -995,6 +1000,11 @@ def ingest_on_fresh_cluster(
     progress(
         f"  replica apply lag p50/p99 ms: {applied} (replicas' Info); "
         f"{res.sampled_lag[0]:.1f}/{res.sampled_lag[1]:.1f} (offsets polled, worse replica)"
+    )
+    progress(
+        "  CPU us per entry (user + system, go -> caught up): primary "
+        + ", replicas ".join(f"{us:.2f}" for us in res.cpu_us[:2])
+        + "".join(f", {us:.2f}" for us in res.cpu_us[2:])
     )
     return cluster, res
 
