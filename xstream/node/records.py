@@ -25,7 +25,6 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Iterator, Sequence
-from itertools import accumulate, pairwise
 
 from xstream.engine.errors import CoreError
 
@@ -62,18 +61,25 @@ def encode(effects: Sequence[Sequence[bytes]]) -> bytes:
 
 def decode_payload(payload: bytes | memoryview) -> list[Argv]:
     """The argvs of one record's payload (already checksummed). The payload is copied once
-    (none if it is bytes already) and each element sliced from it."""
+    (none if it is bytes already) and each element sliced from it.
+
+    A plain loop over each argv's lengths: for the short argvs most records hold (an XADD of
+    a few fields) it costs half of what building the argv's offsets first did."""
     buf = payload if type(payload) is bytes else bytes(payload)
     out: list[Argv] = []
     pos, end = 0, len(buf)
+    u32 = _U32.unpack_from
     while pos < end:
-        (argc,) = _U32.unpack_from(buf, pos)
+        (argc,) = u32(buf, pos)
         lens = (_LENS.get(argc) or _lens_struct(argc)).unpack_from(buf, pos + 4)
-        ends = list(accumulate(lens, initial=pos + 4 + 4 * argc))
-        pos = ends[-1]
+        pos += 4 + 4 * argc
+        argv = []
+        for n in lens:
+            argv.append(buf[pos : pos + n])
+            pos += n
         if pos > end:
             raise CorruptRecordError("argv runs past its record")
-        out.append([buf[a:b] for a, b in pairwise(ends)])
+        out.append(argv)
     return out
 
 
