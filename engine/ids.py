@@ -168,7 +168,7 @@ def parse_id(
 
     Raises the invalid-ID error for anything Redis rejects.
     """
-    plain = parse_plain(arg)
+    plain = _plain(arg)
     if plain is not None:
         return plain, True
     if len(arg) > 127:
@@ -198,7 +198,7 @@ def parse_id(
     return StreamID(ms, seq), True
 
 
-def parse_plain(arg: bytes) -> StreamID | None:
+def _plain(arg: bytes) -> StreamID | None:
     """The common form, `<digits>-<digits>` with at most 19 digits a side, else None.
 
     Every such number is below 2**64, where string2ull's two parses agree with int() (leading
@@ -212,7 +212,7 @@ def parse_plain(arg: bytes) -> StreamID | None:
 
 
 def parse_strict(arg: bytes, missing_seq: int = 0) -> StreamID:
-    plain = parse_plain(arg)
+    plain = _plain(arg)
     if plain is not None:
         return plain
     return parse_id(arg, strict=True, missing_seq=missing_seq)[0]

@@ -179,9 +179,9 @@ class Stream:
 
     def append_entries(
         self,
-        elements: Sequence[bytes],
-        bounds: Sequence[int],
-        ids: Sequence[StreamID],
+        elements: list[bytes],
+        bounds: list[int],
+        ids: list[StreamID],
         max_bytes: int = 4096,
         max_entries: int = 100,
     ) -> None:

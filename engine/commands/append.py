@@ -85,7 +85,7 @@ def consecutive_ids(first: StreamID, n: int) -> list[StreamID]:
     return [StreamID(v >> 64, v & UINT64_MAX) for v in range(idv, idv + n)]
 
 
-def check_sizes(argv: Argv, bounds: Sequence[int]) -> None:
+def check_sizes(argv: Argv, bounds: list[int]) -> None:
     """No entry too large (streamAppendItem's check)."""
     for k in range(len(bounds) - 1):
         size = 0

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from xstream.engine import Engine, EngineConfig, StreamError
+from xstream.engine import Engine, EngineConfig, StreamError, ids, replay
 from xstream.engine.stream import Stream
 
 LIMITS = [EngineConfig(60, 3), EngineConfig(0, 1), EngineConfig(120, 0), EngineConfig(300, 7)]
@@ -204,3 +204,12 @@ def test_the_live_counter_widening_at_128_entries_is_counted(max_bytes: int) -> 
     whole.apply_record(record)
     one_by_one(single, record)
     check_same(whole, single)
+
+
+@given(st.one_of(st.binary(max_size=42), st.from_regex(rb"\A[0-9]{0,21}-[0-9*]{0,21}\Z")))
+def test_shipped_ids_read_as_xadd_reads_them(arg: bytes) -> None:
+    """replay.shipped_id takes exactly ids.py's fast-path forms, with the same answer."""
+    plain = ids._plain(arg)
+    assert replay.shipped_id(arg) == plain
+    if plain is not None:
+        assert ids.parse_strict(arg) == plain
