@@ -27,8 +27,10 @@ Measures:
      server throughput; --ingest-build inline builds them inside it; --ingest-build client
      calls `Client.xadd_many(key, dicts)` per batch, as a Python user would). Reported: entries/s
      until every replica's ack_offset (the primary's Info) reached the primary's final offset,
-     and until the primary acked the last Ingest call. Each `BxC` of --ingest-configs
-     (batch x client processes) runs on a fresh cluster; the best is the headline.
+     and until the primary acked the last Ingest call; each node's CPU per entry (user +
+     system from /proc, go -> caught up: the primary's, then each replica's). Each `BxC` of
+     --ingest-configs (batch x client processes) runs on a fresh cluster; the best is the
+     headline.
      redis: `redis-benchmark -P 64 -n N -r 100000 XADD mystream * ...` (50 connections) with
      one replica attached; its requests per second (the primary acked), and N / the time until
      the replica's own offset (slave_repl_offset) equals the primary's master_repl_offset.
