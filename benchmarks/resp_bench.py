@@ -19,10 +19,11 @@ so that both see the same machine:
   4. redis-benchmark -c 8 -P 16 XADD          8 connections, 16 requests in flight on each
   5. redis-benchmark -c 1 -P 1 XADD           again, every write now shipped to two replicas
 
-Printed per measure: requests per second of each side, xstream / redis, and each primary's
-CPU time per request (user + system, from /proc), which moves less with other load than the
-rates do. Every process shares this machine's cores: the load average is printed first and
-last; a busy machine lowers both sides, not always alike.
+Printed per measure: requests per second of each side, xstream / redis, each primary's CPU
+time per request (user + system, from /proc), which moves less with other load than the rates
+do, and with replicas attached each side's mean replica CPU per request (counted until the
+replicas caught up). Every process shares this machine's cores: the load average is printed
+first and last; a busy machine lowers both sides, not always alike.
 """
 
 from __future__ import annotations
@@ -94,18 +95,25 @@ def measures(n: int) -> tuple[list[Measure], list[Measure]]:
 
 def run_measure(
     side: Side, run: Callable[[Side, str, int], float], key: str, k: int
-) -> tuple[float, float]:
-    """(requests per second, primary CPU microseconds per request)."""
-    before = cpu_seconds(side.procs[0].pid)
+) -> tuple[float, float, float]:
+    """(requests per second, primary CPU microseconds per request, the replicas' mean CPU
+    microseconds per request, counted until they caught up: 0 without replicas)."""
+    before = [cpu_seconds(p.pid) for p in side.procs]
     rate = run(side, key, k)
-    return rate, (cpu_seconds(side.procs[0].pid) - before) / k * 1e6
+    primary = (cpu_seconds(side.procs[0].pid) - before[0]) / k * 1e6
+    if len(side.procs) == 1:
+        return rate, primary, 0.0
+    wait_for(f"{side.name}'s replicas caught up", side.replicas_caught_up, 120)
+    spent = [cpu_seconds(p.pid) - b for p, b in zip(side.procs[1:], before[1:], strict=True)]
+    return rate, primary, sum(spent) / len(spent) / k * 1e6
 
 
 def report(sides: list[XstreamSide | RedisSide], measure: Measure, key: str) -> None:
     name, k, run = measure
-    rx, cx = run_measure(sides[0], run, key, k)
-    rr, cr = run_measure(sides[1], run, key, k)
-    print(f"{name:44} {rx:10,.0f} {rr:10,.0f} {rx / rr:6.2f} {cx:13.1f} {cr:6.1f}", flush=True)
+    rx, cx, qx = run_measure(sides[0], run, key, k)
+    rr, cr, qr = run_measure(sides[1], run, key, k)
+    print(f"{name:44} {rx:10,.0f} {rr:10,.0f} {rx / rr:6.2f} {cx:13.1f} {cr:6.1f}"
+          f" {qx:13.1f} {qr:6.1f}", flush=True)  # fmt: skip
 
 
 def main() -> int:
@@ -123,7 +131,7 @@ def main() -> int:
             for side in sides:
                 fill(side.port, "benchr", 0, 1000)
             print(f"{'measure':44} {'xstream/s':>10} {'redis/s':>10} {'ratio':>6} "
-                  f"{'cpu us/req x':>13} {'r':>6}")  # fmt: skip
+                  f"{'cpu us/req x':>13} {'r':>6} {'replica us x':>13} {'r':>6}")  # fmt: skip
             alone, replicated = measures(args.n)
             for i, measure in enumerate(alone):
                 report(sides, measure, f"alone{i}")

@@ -27,8 +27,10 @@ Measures:
      server throughput; --ingest-build inline builds them inside it; --ingest-build client
      calls `Client.xadd_many(key, dicts)` per batch, as a Python user would). Reported: entries/s
      until every replica's ack_offset (the primary's Info) reached the primary's final offset,
-     and until the primary acked the last Ingest call. Each `BxC` of --ingest-configs
-     (batch x client processes) runs on a fresh cluster; the best is the headline.
+     and until the primary acked the last Ingest call; each node's CPU per entry (user +
+     system from /proc, go -> caught up: the primary's, then each replica's). Each `BxC` of
+     --ingest-configs (batch x client processes) runs on a fresh cluster; the best is the
+     headline.
      redis: `redis-benchmark -P 64 -n N -r 100000 XADD mystream * ...` (50 connections) with
      one replica attached; its requests per second (the primary acked), and N / the time until
      the replica's own offset (slave_repl_offset) equals the primary's master_repl_offset.
@@ -448,6 +450,7 @@ class IngestResult:
     apply_p99: list[float]
     sampled_lag: tuple[float, float]  # OffsetSampler's (p50, p99) ms, the worse replica
     client_cpu_s: float  # the client processes' CPU (user + system) over their timed loops
+    cpu_us: list[float]  # CPU us per entry, go -> caught up: the primary, then each replica
 
     @property
     def rate(self) -> float:
@@ -486,6 +489,8 @@ def run_ingest(
                 raise RuntimeError("ingest clients did not get ready") from None
         progress(f"  {clients} client process(es) ready ({args.ingest_build} batches); go")
         start_offset = primary.info().offset
+        nodes = [primary, *cluster.replicas]
+        cpu0 = [cpu_seconds(node.proc.popen.pid) for node in nodes]
         sampler.start()
         t0 = time.monotonic()
         go.set()
@@ -528,6 +533,7 @@ def run_ingest(
         t_repl = wait_for(
             "replicas to ack the ingest", caught_up, args.catchup_timeout, every=0.005
         )
+        cpu1 = [cpu_seconds(node.proc.popen.pid) for node in nodes]
         wait_for("a poll to see the replicas caught up", lambda: sampler.reached(final), 30)
     finally:
         sampler.stop()
@@ -558,6 +564,7 @@ def run_ingest(
         apply_p99=[i.apply_lag_p99_ms for i in infos],
         sampled_lag=sampler.percentiles(),
         client_cpu_s=sum(d["cpu"] for d in done),
+        cpu_us=[(b - a) / n * 1e6 for a, b in zip(cpu0, cpu1, strict=True)],
     )
 
 
@@ -909,6 +916,11 @@ def ingest_on_fresh_cluster(
         f"  replica apply lag p50/p99 ms: {applied} (replicas' Info); "
         f"{res.sampled_lag[0]:.1f}/{res.sampled_lag[1]:.1f} (offsets polled, worse replica)"
     )
+    progress(
+        "  CPU us per entry (user + system, go -> caught up): primary "
+        + ", replicas ".join(f"{us:.2f}" for us in res.cpu_us[:2])
+        + "".join(f", {us:.2f}" for us in res.cpu_us[2:])
+    )
     return cluster, res
 
 
@@ -1248,7 +1260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         theirs = RedisFigures() if args.skip_redis else run_redis(procs, workdir, args)
         mine = XFigures() if args.skip_xstream else run_xstream(procs, workdir, args)
     if args.skip_xstream:
-        mine.ingest.append(IngestResult("-", 0, 0, 0, 1, 1, 0, [], 0, 0, [], [], (0, 0), 0))
+        mine.ingest.append(IngestResult("-", 0, 0, 0, 1, 1, 0, [], 0, 0, [], [], (0, 0), 0, []))
     print()
     rows = [show(r) for r in build_rows(mine, theirs, args.entries, args.measures)]
     print_table(rows)

@@ -2,7 +2,8 @@
 
     Engine.execute(argv, now_ms, db)  -> Result(reply, effects, signaled, block, touched)
     Engine.apply(effect)              -> replays a shipped effect (no clock, LIMIT ignored)
-    Engine.apply_record(effects)      -> replays one record's effects, from db 0
+    Engine.apply_record(effects)      -> replays one record's effects, from db 0 (a run of
+                                         XADDs to one stream as one append: replay.py)
     Engine.adopt(other)               -> takes another engine's data set (a snapshot loaded there)
     Engine.xadd_many(key, entries, now_ms, db) -> many `XADD key *` at once (api.py)
     Engine.expire_cycle(now_ms, limit) -> active expiry: deletes keys past their time (DELs)
@@ -42,7 +43,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Final
 
-from . import api, commands, digest
+from . import api, commands, digest, replay
 from .context import Argv, BlockSpec, Ctx, Result, Signaled
 from .errors import StreamError, not_integer
 from .ids import string2ll
@@ -201,14 +202,25 @@ class Engine:
 
     def apply_record(self, effects: Sequence[Argv]) -> Result:
         """Replay one record's effects from db 0; the (db, key)s they signal and touch (the
-        Result's reply is None, its effects empty)."""
+        Result's reply is None, its effects empty). A run of explicit-ID XADDs to one stream
+        is appended as one (replay.py), with what those XADDs apply one by one would give."""
         self.apply_db = 0
         signaled: Signaled = []
         touched: Signaled = []
-        for effect in effects:
-            r = self.apply(effect)
+        i, n = 0, len(effects)
+        while i < n:
+            self._start(0, Mode.KEEP)  # as `apply` replays: keys past their time are kept
+            j = replay.apply_xadds(self.dbs[self.apply_db], self.config, effects, i)
+            if j > i:
+                each = [(self.apply_db, effects[i][1])] * (j - i)  # one per XADD
+                signaled += each
+                touched += each
+                i = j
+                continue
+            r = self.apply(effects[i])
             signaled += r.signaled
             touched += r.touched
+            i += 1
         return Result(None, [], signaled, None, touched)
 
     def adopt(self, other: Engine) -> None:

@@ -231,6 +231,105 @@ def append_run(
     return i + added
 
 
+def append_entries(
+    lp: bytearray,
+    master_id: StreamID,
+    mfields: tuple[bytes, ...],
+    elements: list[bytes],
+    bounds: list[int],
+    ids: list[StreamID],
+    i: int,
+    max_bytes: int,
+    max_entries: int,
+) -> int:
+    """Append entries i, i + 1, ... while the node has room, in one listpack write: entry k
+    has the ID ids[k] (ascending; the caller checked) and the field/value elements
+    elements[bounds[k] : bounds[k + 1]], any fields (SAMEFIELDS when they are the master's).
+
+    Returns the index of the first entry not appended. `max_bytes` is the effective byte
+    limit (already capped), `max_entries` 0 for none. Byte for byte what Stream.append once
+    per entry gives: the same room test before each entry (the node's size so far plus the
+    entry's field and value lengths; live + deleted entries), the live counter grown as it
+    goes, the same encodings (encode_entry's). Lists, not Sequences: compiled, they are
+    indexed without the sequence protocol.
+    """
+    live, deleted, _ = counts(lp)
+    nf = len(mfields)
+    same_lpc = encode_int(nf + 3)
+    mms, mseq = master_id.ms, master_id.seq
+    size = len(lp)
+    parts: list[bytes] = []  # the pieces of every entry appended, in order
+    count = 0  # listpack elements added
+    n = len(ids)
+    k = i
+    while k < n:
+        if max_entries and live + deleted >= max_entries:
+            break
+        a, b = bounds[k], bounds[k + 1]
+        elelen = 0
+        for p in range(a, b):
+            elelen += len(elements[p])
+        if size + elelen >= max_bytes:
+            break
+        pairs = (b - a) >> 1
+        same = pairs == nf
+        if same:
+            for q in range(nf):
+                if elements[a + 2 * q] != mfields[q]:
+                    same = False
+                    break
+        eid = ids[k]
+        msd = encode_delta(eid.ms, mms)
+        sqd = encode_delta(eid.seq, mseq)
+        if same:  # flags, ms-diff, seq-diff, the values, lp-count
+            parts += (_ENC_SAME, msd, sqd)
+            grown = len(_ENC_SAME) + len(msd) + len(sqd) + len(same_lpc)
+            for p in range(a + 1, b, 2):
+                grown += put_element(parts, elements[p])
+            parts.append(same_lpc)
+            count += nf + 4
+        else:  # flags, ms-diff, seq-diff, num-fields, the fields and values, lp-count
+            num = encode_int(pairs)
+            lpc = encode_int(2 * pairs + 4)
+            parts += (_ENC_NONE, msd, sqd, num)
+            grown = len(_ENC_NONE) + len(msd) + len(sqd) + len(num) + len(lpc)
+            for p in range(a, b):
+                grown += put_element(parts, elements[p])
+            parts.append(lpc)
+            count += 2 * pairs + 5
+        live += 1
+        size += grown
+        if not live & 127:  # the live counter's element may widen (steps are multiples of 128)
+            size += lp_.int_size(live) - lp_.int_size(live - 1)
+        k += 1
+    if k > i:
+        lp_.append(lp, b"".join(parts), count)
+        lp_.replace(lp, 6, encode_int(live))
+    return k
+
+
+def put_element(parts: list[bytes], v: bytes) -> int:
+    """Append encode_str(v) to `parts` (in up to three pieces); its length. encode_str with
+    its common cases inlined: a short string (a leading 0 makes digits a string), a short
+    canonical number."""
+    k = len(v)
+    if k < 64 and (not k or v[0] > 57 or (v[0] == 48 and k > 1)):
+        parts += (STR6_HEAD[k], v, STR6_BACK[k])
+        return k + 2
+    if k < 6 and v.isdigit():  # 0..99999, canonical
+        iv = int(v)
+        if iv < 4096:
+            enc = SMALL_INTS[iv + 4096]
+        elif iv < 32768:
+            enc = ENC16.pack(0xF1, iv, 3)
+        else:
+            enc = ENC24.pack(0xF2 | iv << 8, 4)
+    else:
+        enc = encode_str(v)
+    parts.append(enc)
+    return len(enc)
+
+
 def counts(lp: bytes | bytearray) -> tuple[int, int, int]:
     """(live count, deleted count, position of num-fields)."""
     b = lp[6]

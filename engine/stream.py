@@ -177,6 +177,45 @@ class Stream:
             if not start_length:
                 self.first_id = first
 
+    def append_entries(
+        self,
+        elements: list[bytes],
+        bounds: list[int],
+        ids: list[StreamID],
+        max_bytes: int = 4096,
+        max_entries: int = 100,
+    ) -> None:
+        """Append entry k = 0, 1, ... with the ID ids[k] and the field/value elements
+        elements[bounds[k] : bounds[k + 1]] (what replaying explicit-ID XADDs, or an XAPPEND,
+        does), leaving the same bytes as `append` called once per entry: one listpack write
+        per node. The caller checked that the IDs ascend from above last_id and each entry's
+        arity and size."""
+        limit = max_bytes if 0 < max_bytes <= LISTPACK_MAX_SIZE else LISTPACK_MAX_SIZE
+        n = len(ids)
+        start_length = self.length
+        i = 0
+        while i < n:
+            tail = self._tail
+            if tail is None and self.rax:
+                tail = self._load_tail()
+            if tail is not None:
+                j = node.append_entries(
+                    tail[1], tail[2], tail[3], elements, bounds, ids, i, limit, max_entries
+                )
+                self.length += j - i
+                self.entries_added += j - i
+                i = j
+                if i == n:
+                    break
+            # the tail is full (or there is none): the general path opens the next node
+            fv = elements[bounds[i] : bounds[i + 1]]
+            self.append(ids[i], fv[0::2], fv[1::2], max_bytes, max_entries)
+            i += 1
+        if n:
+            self.last_id = ids[n - 1]
+            if not start_length:
+                self.first_id = ids[0]
+
     def _load_tail(self) -> tuple[bytes, bytearray, StreamID, tuple[bytes, ...]] | None:
         last = self.rax.last()
         if last is None:

@@ -1,6 +1,7 @@
 """The inlined hot paths of listpack.py and node.py against their plain definitions:
-encode_values and encode_str against lpStringToInt64 + encode_int, get_bytes/read_int against
-get, int_size against encode_int, and node.collect against a walk over decode_all."""
+encode_values, put_element and encode_str against lpStringToInt64 + encode_int,
+get_bytes/read_int against get, int_size against encode_int, and node.collect against a walk
+over decode_all."""
 
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ STRINGS = [
     b"-9223372036854775809",
     b"",
     b"00",
+    b"01",
     b"007",
+    b"000012345678",
     b"-0",
     b"-",
     b"+5",
@@ -62,6 +65,9 @@ def test_encode_str_and_encode_values_follow_the_definition(s: bytes) -> None:
     parts: list[bytes] = []
     assert node.encode_values(parts, [s, s]) == 2 * len(s)
     assert b"".join(parts) == want + want
+    pieces: list[bytes] = []
+    assert node.put_element(pieces, s) == len(want)
+    assert b"".join(pieces) == want
 
 
 @pytest.mark.parametrize("v", INTS)

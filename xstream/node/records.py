@@ -18,6 +18,8 @@ Integers are little-endian. The crc32 covers the payload; a payload is never emp
 with no effects has no record), so a zero-filled region is not a run of valid records. A short
 header or payload is an incomplete record; a checksum mismatch or an impossible length is a
 corrupt one. Neither is ever applied; which of them recovery may cut is store.py's rule.
+WARNING: the engine's argvs.py decodes payloads (compiled with the engine); `encode` and it
+change together.
 """
 
 from __future__ import annotations
@@ -25,15 +27,13 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Iterator, Sequence
-from itertools import accumulate, pairwise
 
+from xstream.engine.argvs import decode as decode_argvs
 from xstream.engine.errors import CoreError
 
 Argv = list[bytes]
 
 HEADER = struct.Struct("<II")
-_U32 = struct.Struct("<I")
-_LENS: dict[int, struct.Struct] = {}  # argc -> its lengths' Struct (_lens_struct)
 _HEADS: dict[int, struct.Struct] = {}  # argc -> its argc-and-lengths Struct (_head_struct)
 MAX_RECORD = 1 << 31  # a length above this is corruption, not a record
 
@@ -77,27 +77,12 @@ def _head_struct(argc: int) -> struct.Struct:
 
 def decode_payload(payload: bytes | memoryview) -> list[Argv]:
     """The argvs of one record's payload (already checksummed). The payload is copied once
-    (none if it is bytes already) and each element sliced from it."""
-    buf = payload if type(payload) is bytes else bytes(payload)
-    out: list[Argv] = []
-    pos, end = 0, len(buf)
-    while pos < end:
-        (argc,) = _U32.unpack_from(buf, pos)
-        lens = (_LENS.get(argc) or _lens_struct(argc)).unpack_from(buf, pos + 4)
-        ends = list(accumulate(lens, initial=pos + 4 + 4 * argc))
-        pos = ends[-1]
-        if pos > end:
-            raise CorruptRecordError("argv runs past its record")
-        out.append([buf[a:b] for a, b in pairwise(ends)])
-    return out
-
-
-def _lens_struct(argc: int) -> struct.Struct:
-    """The element lengths of an argv of `argc` elements (cached: argvs repeat their shape)."""
-    s = struct.Struct(f"<{argc}I")
-    if len(_LENS) < 1024:
-        _LENS[argc] = s
-    return s
+    (none if it is bytes already) and each element sliced from it, by the engine's compiled
+    decoder of this form (xstream/engine/argvs.py)."""
+    argvs = decode_argvs(payload if type(payload) is bytes else bytes(payload))
+    if argvs is None:
+        raise CorruptRecordError("argv runs past its record")
+    return argvs
 
 
 def scan(buf: bytes | bytearray | memoryview, pos: int = 0) -> Iterator[tuple[int, int]]:

@@ -1,0 +1,105 @@
+"""Replaying a record's effects: a run of shipped XADDs to one stream appended as one.
+
+A primary ships every XADD rewritten as `XADD key <ms>-<seq> field value ...` (add_trim.py)
+and logs a RESP pipeline's run of writes as one record, so a replica's records are mostly
+runs of such XADDs to one key. `apply_xadds` appends a run in one pass (Stream.append_entries:
+one listpack write per node) instead of dispatching one command, one option parse and one
+context per entry. A run is
+
+    effects[i:j]   each `XADD key <ms>-<seq> field value ...`, no option, on effects[i]'s key,
+                   the IDs ascending from above the stream's last ID, no entry too large, the
+                   key missing or a stream
+
+and it ends at anything else: another command or key, any option (a trim, IDMP, a policy), an
+ID not above the one before, a key of another type, an entry too large. Those take the
+general path (Engine.apply), which applies them or raises the error the command raises. A run
+is taken only where each of its XADDs would succeed, so this never raises, and it leaves what
+the XADDs one by one leave: the same entries, node bytes, last_id, first_id, entries_added,
+and a stream created as XADD creates it. The caller reports each XADD's signaled and touched
+key (one per XADD, as the general path does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .context import Argv
+from .ids import MIN_ID, StreamID
+from .keyspace import Keyspace
+from .settings import EngineConfig
+from .stream import LISTPACK_MAX_SIZE, Stream
+
+
+def apply_xadds(keyspace: Keyspace, config: EngineConfig, effects: Sequence[Argv], i: int) -> int:
+    """Append the run of XADDs starting at effects[i] (see the module doc) to its stream in
+    `keyspace`; the index after the run, i when effects[i] starts none."""
+    if plain_xadd_id(effects[i]) is None:
+        return i
+    key = effects[i][1]
+    value = keyspace.get(key)
+    if value is not None and not isinstance(value, Stream):
+        return i
+    last = value.last_id if value is not None else MIN_ID
+    elements: list[bytes] = []  # every entry's field/value elements, back to back
+    bounds = [0]  # entry k is elements[bounds[k] : bounds[k + 1]]
+    ids: list[StreamID] = []
+    j = i
+    while j < len(effects):
+        argv = effects[j]
+        eid = plain_xadd_id(argv)
+        if eid is None or argv[1] != key or not last < eid or _too_large(argv):
+            break
+        elements += argv[3:]
+        bounds.append(len(elements))
+        ids.append(eid)
+        last = eid
+        j += 1
+    if j == i:
+        return i
+    s = value if value is not None else keyspace.stream_or_create(key, config.idmp)
+    s.append_entries(elements, bounds, ids, config.node_max_bytes, config.node_max_entries)
+    return j
+
+
+def plain_xadd_id(argv: Argv) -> StreamID | None:
+    """The ID of `XADD key <ms>-<seq> field value ...` (no option, whole pairs), else None.
+
+    XADD's parser takes such an argv[2] as the ID at once (no option word is an ID)."""
+    argc = len(argv)
+    if argc < 5 or not argc & 1:
+        return None
+    name = argv[0]
+    if name != b"XADD" and name.upper() != b"XADD":
+        return None
+    return shipped_id(argv[2])
+
+
+def shipped_id(arg: bytes) -> StreamID | None:
+    """`<ms>-<seq>`, 1 to 19 digits a side (how StreamID.encode writes every shipped ID), else
+    None: the forms, and the answer, of ids.py's fast path for them (where every such number
+    is below 2**64), read digit by digit (compiled, a quarter of partition and int())."""
+    n = len(arg)
+    dash = arg.find(b"-")
+    if not 0 < dash < 20 or not 0 < n - dash - 1 < 20:
+        return None
+    ms = 0
+    for i in range(dash):
+        c = arg[i]
+        if c < 48 or c > 57:
+            return None
+        ms = ms * 10 + c - 48
+    seq = 0
+    for i in range(dash + 1, n):
+        c = arg[i]
+        if c < 48 or c > 57:
+            return None
+        seq = seq * 10 + c - 48
+    return StreamID(ms, seq)
+
+
+def _too_large(argv: Argv) -> bool:
+    """Whether the XADD may hit "Elements are too large" (counting every word: a bound)."""
+    total = 0
+    for word in argv:
+        total += len(word)
+    return total > LISTPACK_MAX_SIZE

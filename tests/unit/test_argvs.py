@@ -1,0 +1,43 @@
+"""engine/argvs.py, the compiled decoder of record payloads, against records.encode: every
+payload decodes to the argvs encoded, and a payload cut or grown inside an argv is refused
+(records.decode_payload raises CorruptRecordError), never read past or half returned."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from xstream.engine import argvs
+from xstream.node import records
+from xstream.node.records import CorruptRecordError
+
+
+def random_argvs(rng: random.Random) -> list[list[bytes]]:
+    out = []
+    for _ in range(rng.randint(1, 8)):
+        argc = rng.choice([1, 2, 5, 9, 300])
+        out.append([rng.randbytes(rng.choice([0, 1, 12, 255, 256, 70000])) for _ in range(argc)])
+    return out
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_payloads_decode_to_what_was_encoded(seed: int) -> None:
+    effects = random_argvs(random.Random(seed))
+    payload = records.encode(effects)[records.HEADER.size :]
+    assert argvs.decode(payload) == effects
+    assert records.decode_payload(memoryview(payload)) == effects
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_payload_cut_or_grown_inside_an_argv_is_corrupt(seed: int) -> None:
+    rng = random.Random(seed)
+    effects = [[b"XADD", b"k", b"1-1", b"f", b"v"], *random_argvs(rng)]
+    payload = records.encode(effects)[records.HEADER.size :]
+    bounds = {len(records.encode(effects[:k])) - records.HEADER.size for k in range(1, 9)}
+    cut = rng.choice([c for c in range(1, len(payload)) if c not in bounds])
+    one_more = b"\x01\x00\x00\x00" + b"\x05\x00\x00\x00" + b"abc"  # 3 of its 5 bytes
+    for bad in (payload[:cut], payload + b"\x01\x00", payload + one_more):
+        assert argvs.decode(bad) is None
+        with pytest.raises(CorruptRecordError):
+            records.decode_payload(bad)
