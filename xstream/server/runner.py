@@ -13,7 +13,8 @@ space each second and, while the log is faulted, probes the disk and resumes it;
 gives the C heap's free pages back every few seconds when there are many (node/heap.py).
 
 With `--resp-port`, the node also speaks Redis's protocol (resp/server.py) on the same event
-loop, over the same host: every command goes through the same `host.node.execute`.
+loop, over the same host: every command goes through the same `host.node.execute`; without
+it the RESP modules (and hiredis) are never imported.
 
 Every node serves Streams, Admin and Replication: the node's role can change in place
 (host.Host: promote, replicaof), and Replication answers UNAVAILABLE while it is a replica.
@@ -56,12 +57,12 @@ from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
 from .config import NodeConfig, check_exposure, node_acl, read_primary_password, tls_files
 from .host import Host, primary_from, replica_from
-from .resp import server as resp_server
 from .service import create_server
 from .tlsgrpc import server_credentials
 
 if TYPE_CHECKING:
     from .coordinated import Coordinated
+    from .resp.server import RespServer
 
 HEAP_TRIM_SECONDS = 5.0  # how often the node looks at the heap's free bytes (heap.trim)
 
@@ -84,7 +85,7 @@ class Running:
     store: Store
     tasks: list[asyncio.Task[Any]] = field(default_factory=list)
     coordinated: Coordinated | None = None
-    resp: resp_server.RespServer | None = None  # the RESP port's server, if one
+    resp: RespServer | None = None  # the RESP port's server, if one
     tls: Tls | None = None  # the TLS material of every endpoint; None = plaintext
 
     @property
@@ -143,6 +144,8 @@ async def _serve_host(cfg: NodeConfig, host: Host, store: Store) -> Running:
     await server.start()
     running = Running(host, server, port, store, tls=tls)
     if cfg.resp_port is not None:
+        from .resp import server as resp_server  # noqa: PLC0415 (only with --resp-port)
+
         resp_host = cfg.resp_host or cfg.host
         running.resp = await resp_server.start(
             host,
