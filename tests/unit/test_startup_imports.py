@@ -26,6 +26,7 @@ LAZY = (
     "xstream.pipeline",
     "xstream.server.resp",
     "hiredis",
+    "grpc_reflection.v1alpha",  # (grpc itself imports the empty top package)
     "ctypes",
     "platform",
     "getpass",
