@@ -239,13 +239,23 @@ def _note_config(directory: Path, fp: str) -> None:
         slog("users_config_not_noted", level="warning", error=e.strerror or str(e))
 
 
-def replica_users(replica: Replica, acl: Acl, found: users.Users | None) -> None:
+def replica_users(replica: Replica, acl: Acl, found: users.Users | None) -> str:
     """A starting replica's (or elected node's) users: the data's, if it holds any (its
-    primary's), else its own config's until its first sync; the config is only noted."""
-    _note_config(replica.store.dir, users.fingerprint(acl.users))
+    primary's), else its own config's until its first sync. The config is only noted: its
+    fingerprint is returned for `note_config_aside`."""
+    fp = users.fingerprint(acl.users)
     if found is not None:
         slog("users_from_data", users=len(found), config_differs=not users.same(acl.users, found))
         users.install(acl, found)
+    return fp
+
+
+async def note_config_aside(directory: Path, fp: str) -> None:
+    """A replica's `_note_config`, in a worker thread once its link has started: the note's
+    fsync (5 to 300 ms measured on a shared disk) is kept off the way to its first sync and
+    off the event loop. Only a later start reads it (primary_users); a crash before it is
+    written leaves the one noted before, as a disk that refuses it does."""
+    await asyncio.to_thread(_note_config, directory, fp)
 
 
 async def start_primary(cfg: NodeConfig, tls: Tls | None = None) -> Running:
@@ -275,12 +285,13 @@ async def start_replica(cfg: NodeConfig, tls: Tls | None = None) -> Running:
     engine, rec, found = _recover(cfg, store, True)
     replica = replica_from(cfg, engine, store, rec)
     host = _host(cfg, replica, tls, acl)
-    replica_users(replica, acl, found)
+    fp = replica_users(replica, acl, found)
     running = await _serve_host(cfg, host, store)
     replica.address = host.address
     if not cfg.name:
         replica.name = replica.address
     host.start_link()
+    running.tasks.append(asyncio.create_task(note_config_aside(store.dir, fp)))
     slog(
         "replica_ready",
         port=running.port,
@@ -302,8 +313,9 @@ async def start_node(cfg: NodeConfig, tls: Tls | None = None) -> Running:
     replica = replica_from(cfg, engine, store, rec)
     replica.primary_address = ""
     host = _host(cfg, replica, tls, acl)
-    replica_users(replica, acl, found)
+    fp = replica_users(replica, acl, found)
     running = await _serve_host(cfg, host, store)
+    running.tasks.append(asyncio.create_task(note_config_aside(store.dir, fp)))
     replica.address = host.address
     if not cfg.name:
         replica.name = replica.address
