@@ -133,7 +133,8 @@ def ingest_part(args: argparse.Namespace, part: Part) -> None:
     client_args = copy.copy(sargs)
     client_args.ingest_build = "client"
     with service_bench.workspace(keep=False) as workdir:
-        procs = Procs(workdir)
+        # the nodes' bytecode cached, as service_bench runs them (node_env: as installed)
+        procs = Procs(workdir, service_bench.node_env(workdir, sargs.bytecode_cache))
         try:
             theirs = service_bench.run_redis(procs, workdir, sargs)
             mine = service_bench.run_xstream(procs, workdir, sargs)
@@ -189,8 +190,9 @@ def ingest_part(args: argparse.Namespace, part: Part) -> None:
         f"{by_client.client_cpu_s / n * 1e6:.2f} µs/entry",
         f"lag: the xstream replicas' own apply_lag p50 / p99 {lag_label(applied)}; the primary's "
         f"lag_ms max {best.max_lag_ms}",
-        f"resync: {mine.resync_inner_s:.2f} s of xstream's in the replica's own sync "
-        "(replica_ready -> full_sync_done, its log); the rest is the process starting",
+        f"resync: of xstream's, {mine.resync_start_s:.2f} s the process starting (spawn -> "
+        f"replica_ready, its log), {mine.resync_inner_s:.2f} s in the replica's own sync "
+        "(replica_ready -> full_sync_done)",
     ]
     if not mine.digests_ok:
         raise RuntimeError("a replica's digest differed from the primary's after the ingest")

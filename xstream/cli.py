@@ -13,6 +13,11 @@ Running a node (primary, replica, node, check-log) and `xstream certs` need the 
 (`pip install "xstream[server]"`); its modules are imported when such a command runs, so
 without it `xstream --help` and the client commands work and a node command says, in one
 line, what to install.
+
+A node command (NODE_COMMANDS as the first word) builds only the node commands' parsers: the
+other commands' modules (the client, `up`, certs, the console, check-log, deploy-secrets, the
+Spark pipeline) are imported only when one of them runs or `xstream --help` lists them, so a
+starting node does not load them (tests/unit/test_startup_imports.py).
 """
 
 from __future__ import annotations
@@ -26,11 +31,9 @@ from typing import TYPE_CHECKING
 
 import grpc
 
-from xstream import certs, checklog, console, deploysecrets, tools, up
 from xstream.clock import now_ms
 from xstream.engine import Engine, EngineConfig, StreamError, snapshot
 from xstream.engine.reply import Reply
-from xstream.pipeline import subcommand as pipeline_subcommand
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
@@ -45,6 +48,8 @@ SERVER_EXTRA = ("grpc_health", "grpc_reflection", "prometheus_client", "cryptogr
 FSYNC_POLICIES = ("always", "everysec", "no")
 # WARNING: the same as xstream.server.loops.EVENT_LOOPS (tests/unit/test_protocol.py compares).
 EVENT_LOOPS = ("auto", "uvloop", "asyncio")
+# The commands that run a node: named first, they are the only parsers built (see the top).
+NODE_COMMANDS = ("primary", "replica", "node")
 
 
 def _load(engine: Engine, path: Path | None) -> None:
@@ -60,6 +65,8 @@ def _save(engine: Engine, path: Path | None) -> None:
 
 
 def shell(args: argparse.Namespace) -> int:
+    from xstream import console  # noqa: PLC0415 (not a node's: see the top)
+
     engine = Engine(EngineConfig(args.node_max_bytes, args.node_max_entries))
     path = Path(args.snapshot) if args.snapshot else None
     _load(engine, path)
@@ -377,6 +384,8 @@ def run_node(args: argparse.Namespace) -> int:
 
 
 def _admin(args: argparse.Namespace, call: str, request: object) -> object | None:
+    from xstream import tools  # noqa: PLC0415 (not a node's: see the top)
+
     node = args.node
     ch = tools.open_channel(node, args)
     if ch is None:
@@ -410,6 +419,8 @@ def replicaof(args: argparse.Namespace) -> int:
 
 
 def _role_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from xstream import tools  # noqa: PLC0415 (not a node's: see the top)
+
     pr = sub.add_parser(
         "promote",
         help="make a node the primary of a new epoch",
@@ -439,7 +450,36 @@ def _role_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     ro.set_defaults(func=replicaof)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _other_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The commands that do not run a node, in `xstream --help`'s order after them."""
+    from xstream import certs, checklog, deploysecrets, tools, up  # noqa: PLC0415 (see the top)
+    from xstream.pipeline import subcommand as pipeline_subcommand  # noqa: PLC0415
+
+    _role_parsers(sub)
+    up.add_parser(sub)
+    tools.add_parsers(sub)
+    checklog.add_parser(sub)
+    certs.add_parser(sub)
+    deploysecrets.add_parser(sub)
+    pipeline_subcommand.add_parser(sub)
+    sh = sub.add_parser(
+        "shell",
+        help="run stream commands against an in-process engine",
+        description="Run stream commands against an in-process engine (no server), "
+        "redis-cli style: one command given as words; with none, an interactive prompt on a "
+        "terminal (history in ~/.xstream_history; quit, exit or Ctrl-D leave), otherwise "
+        "one command per line of stdin. Exit status 1 if a command failed.",
+    )
+    sh.add_argument("command", nargs="*", help="one command as words (else see above)")
+    sh.add_argument("--snapshot", help="load the keyspace from / save it to this file")
+    sh.add_argument("--node-max-bytes", type=int, default=4096)
+    sh.add_argument("--node-max-entries", type=int, default=100)
+    sh.set_defaults(func=shell)
+
+
+def build_parser(every_command: bool = True) -> argparse.ArgumentParser:
+    """The command line's parser: with every command, or only NODE_COMMANDS' (what `main`
+    builds when one of them is the first word: the same parse, fewer modules loaded)."""
     parser = argparse.ArgumentParser(
         prog="xstream",
         description="xstream: a replicated Redis Streams service.",
@@ -463,27 +503,15 @@ def main(argv: list[str] | None = None) -> int:
     _forget_arg(rp)
     rp.set_defaults(func=run_replica)
     _node_parser(sub)
-    _role_parsers(sub)
-    up.add_parser(sub)
-    tools.add_parsers(sub)
-    checklog.add_parser(sub)
-    certs.add_parser(sub)
-    deploysecrets.add_parser(sub)
-    pipeline_subcommand.add_parser(sub)
-    sh = sub.add_parser(
-        "shell",
-        help="run stream commands against an in-process engine",
-        description="Run stream commands against an in-process engine (no server), "
-        "redis-cli style: one command given as words; with none, an interactive prompt on a "
-        "terminal (history in ~/.xstream_history; quit, exit or Ctrl-D leave), otherwise "
-        "one command per line of stdin. Exit status 1 if a command failed.",
-    )
-    sh.add_argument("command", nargs="*", help="one command as words (else see above)")
-    sh.add_argument("--snapshot", help="load the keyspace from / save it to this file")
-    sh.add_argument("--node-max-bytes", type=int, default=4096)
-    sh.add_argument("--node-max-entries", type=int, default=100)
-    sh.set_defaults(func=shell)
-    args = parser.parse_args(argv)
+    if every_command:
+        _other_parsers(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else argv
+    only_nodes = bool(words) and words[0] in NODE_COMMANDS
+    args = build_parser(every_command=not only_nodes).parse_args(words)
     try:
         return int(args.func(args))
     except ModuleNotFoundError as e:

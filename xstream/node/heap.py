@@ -10,54 +10,66 @@ so the node calls it every few seconds (server/runner.py) for nothing when nothi
 back. Free space in holes smaller than a page (fragmentation between live objects) stays.
 
 Only on glibc (Linux); elsewhere both calls are absent and `trim()` does nothing.
+
+The C library is bound at the first call, not at import: a starting node reaches its first
+trim seconds later, and ctypes (~1.5 ms of imports) is not on its way to serving. The symbols
+are looked up in the process's own namespace (dlopen(NULL), where the interpreter linked
+libc), not through ctypes.util.find_library, which forks `/sbin/ldconfig -p` to find a name.
 """
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
+import functools
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ctypes
 
 TRIM_FREE_BYTES = 8 << 20  # free heap bytes above which trim() gives whole pages back
+# glibc's struct mallinfo2 (2.33+), every field a size_t, in order
+MALLINFO2_FIELDS = (
+    "arena",  # heap bytes from the system (sbrk)
+    "ordblks",
+    "smblks",
+    "hblks",
+    "hblkhd",  # bytes in mmapped chunks
+    "usmblks",
+    "fsmblks",
+    "uordblks",  # bytes in use
+    "fordblks",  # bytes free
+    "keepcost",
+)
 
 
-class _MallInfo2(ctypes.Structure):
-    _fields_ = [  # glibc's struct mallinfo2 (2.33+), every field a size_t
-        ("arena", ctypes.c_size_t),  # heap bytes from the system (sbrk)
-        ("ordblks", ctypes.c_size_t),
-        ("smblks", ctypes.c_size_t),
-        ("hblks", ctypes.c_size_t),
-        ("hblkhd", ctypes.c_size_t),  # bytes in mmapped chunks
-        ("usmblks", ctypes.c_size_t),
-        ("fsmblks", ctypes.c_size_t),
-        ("uordblks", ctypes.c_size_t),  # bytes in use
-        ("fordblks", ctypes.c_size_t),  # bytes free
-        ("keepcost", ctypes.c_size_t),
-    ]
-
-
+@functools.cache
 def _libc() -> ctypes.CDLL | None:
-    name = ctypes.util.find_library("c")
+    """The C library's mallinfo2 and malloc_trim, bound once (None when the process's libc
+    has not both: not glibc, or older than 2.33)."""
+    import ctypes  # noqa: PLC0415 (at the first trim, not at start-up: see the top)
+
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in MALLINFO2_FIELDS]
+
     try:
-        libc = ctypes.CDLL(name)
-        libc.mallinfo2.restype = _MallInfo2
+        libc = ctypes.CDLL(None)
+        libc.mallinfo2.restype = MallInfo2
         libc.malloc_trim.argtypes = [ctypes.c_size_t]
         libc.malloc_trim.restype = ctypes.c_int
-    except (OSError, AttributeError, TypeError):  # not glibc, or older than 2.33
+    except (OSError, AttributeError, TypeError):
         return None
     return libc
 
 
-_LIBC = _libc()
-
-
 def free_bytes() -> int:
     """Bytes free inside the C heap (all arenas); 0 where it cannot be read."""
-    return int(_LIBC.mallinfo2().fordblks) if _LIBC is not None else 0
+    libc = _libc()
+    return int(libc.mallinfo2().fordblks) if libc is not None else 0
 
 
 def trim(min_free: int = TRIM_FREE_BYTES) -> bool:
     """malloc_trim(0) if more than `min_free` bytes are free in the heap; whether it ran."""
-    if _LIBC is None or free_bytes() <= min_free:
+    libc = _libc()
+    if libc is None or free_bytes() <= min_free:
         return False
-    _LIBC.malloc_trim(0)
+    libc.malloc_trim(0)
     return True

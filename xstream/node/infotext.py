@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import platform
 import resource
 import secrets
 import sys
@@ -49,6 +48,14 @@ def event_loop() -> str:
     return "uvloop" if module.startswith("uvloop") else "asyncio"
 
 
+def _os_name() -> str:
+    """`Linux 6.8.0 x86_64`, as Redis's os field: what platform.system(), release() and
+    machine() say on a POSIX system, read from os.uname() (platform costs ~2.5 ms of a
+    starting node's imports and regex compiles)."""
+    name = os.uname()
+    return f"{name.sysname} {name.release} {name.machine}"
+
+
 def _server(info: dict[str, Any]) -> list[tuple[str, object]]:
     now = time.time()
     uptime = int(now - STATS.started)
@@ -57,7 +64,7 @@ def _server(info: dict[str, Any]) -> list[tuple[str, object]]:
         ("redis_git_sha1", "00000000"),
         ("redis_git_dirty", 0),
         ("redis_mode", "standalone"),
-        ("os", f"{platform.system()} {platform.release()} {platform.machine()}"),
+        ("os", _os_name()),
         ("arch_bits", 64 if sys.maxsize > 2**32 else 32),
         ("multiplexing_api", event_loop()),
         ("process_id", os.getpid()),

@@ -13,7 +13,8 @@ space each second and, while the log is faulted, probes the disk and resumes it;
 gives the C heap's free pages back every few seconds when there are many (node/heap.py).
 
 With `--resp-port`, the node also speaks Redis's protocol (resp/server.py) on the same event
-loop, over the same host: every command goes through the same `host.node.execute`.
+loop, over the same host: every command goes through the same `host.node.execute`; without
+it the RESP modules (and hiredis) are never imported.
 
 Every node serves Streams, Admin and Replication: the node's role can change in place
 (host.Host: promote, replicaof), and Replication answers UNAVAILABLE while it is a replica.
@@ -56,12 +57,12 @@ from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
 from .config import NodeConfig, check_exposure, node_acl, read_primary_password, tls_files
 from .host import Host, primary_from, replica_from
-from .resp import server as resp_server
 from .service import create_server
 from .tlsgrpc import server_credentials
 
 if TYPE_CHECKING:
     from .coordinated import Coordinated
+    from .resp.server import RespServer
 
 HEAP_TRIM_SECONDS = 5.0  # how often the node looks at the heap's free bytes (heap.trim)
 
@@ -84,7 +85,7 @@ class Running:
     store: Store
     tasks: list[asyncio.Task[Any]] = field(default_factory=list)
     coordinated: Coordinated | None = None
-    resp: resp_server.RespServer | None = None  # the RESP port's server, if one
+    resp: RespServer | None = None  # the RESP port's server, if one
     tls: Tls | None = None  # the TLS material of every endpoint; None = plaintext
 
     @property
@@ -143,6 +144,8 @@ async def _serve_host(cfg: NodeConfig, host: Host, store: Store) -> Running:
     await server.start()
     running = Running(host, server, port, store, tls=tls)
     if cfg.resp_port is not None:
+        from .resp import server as resp_server  # noqa: PLC0415 (only with --resp-port)
+
         resp_host = cfg.resp_host or cfg.host
         running.resp = await resp_server.start(
             host,
@@ -236,13 +239,23 @@ def _note_config(directory: Path, fp: str) -> None:
         slog("users_config_not_noted", level="warning", error=e.strerror or str(e))
 
 
-def replica_users(replica: Replica, acl: Acl, found: users.Users | None) -> None:
+def replica_users(replica: Replica, acl: Acl, found: users.Users | None) -> str:
     """A starting replica's (or elected node's) users: the data's, if it holds any (its
-    primary's), else its own config's until its first sync; the config is only noted."""
-    _note_config(replica.store.dir, users.fingerprint(acl.users))
+    primary's), else its own config's until its first sync. The config is only noted: its
+    fingerprint is returned for `note_config_aside`."""
+    fp = users.fingerprint(acl.users)
     if found is not None:
         slog("users_from_data", users=len(found), config_differs=not users.same(acl.users, found))
         users.install(acl, found)
+    return fp
+
+
+async def note_config_aside(directory: Path, fp: str) -> None:
+    """A replica's `_note_config`, in a worker thread once its link has started: the note's
+    fsync (5 to 300 ms measured on a shared disk) is kept off the way to its first sync and
+    off the event loop. Only a later start reads it (primary_users); a crash before it is
+    written leaves the one noted before, as a disk that refuses it does."""
+    await asyncio.to_thread(_note_config, directory, fp)
 
 
 async def start_primary(cfg: NodeConfig, tls: Tls | None = None) -> Running:
@@ -272,12 +285,13 @@ async def start_replica(cfg: NodeConfig, tls: Tls | None = None) -> Running:
     engine, rec, found = _recover(cfg, store, True)
     replica = replica_from(cfg, engine, store, rec)
     host = _host(cfg, replica, tls, acl)
-    replica_users(replica, acl, found)
+    fp = replica_users(replica, acl, found)
     running = await _serve_host(cfg, host, store)
     replica.address = host.address
     if not cfg.name:
         replica.name = replica.address
     host.start_link()
+    running.tasks.append(asyncio.create_task(note_config_aside(store.dir, fp)))
     slog(
         "replica_ready",
         port=running.port,
@@ -299,8 +313,9 @@ async def start_node(cfg: NodeConfig, tls: Tls | None = None) -> Running:
     replica = replica_from(cfg, engine, store, rec)
     replica.primary_address = ""
     host = _host(cfg, replica, tls, acl)
-    replica_users(replica, acl, found)
+    fp = replica_users(replica, acl, found)
     running = await _serve_host(cfg, host, store)
+    running.tasks.append(asyncio.create_task(note_config_aside(store.dir, fp)))
     replica.address = host.address
     if not cfg.name:
         replica.name = replica.address

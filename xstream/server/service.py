@@ -5,7 +5,9 @@ whose details are Redis's error line, with trailing metadata `xstream-error: 1` 
 tell a command's error from a transport failure (and, on a replica, `xstream-primary`).
 `create_server` builds a server with health checking and reflection (grpcurl works) and
 returns it with its bound port (port 0 picks a free one); a request that does not decode is
-INVALID_ARGUMENT on every service (decoding.py).
+INVALID_ARGUMENT on every service (decoding.py). Reflection's servicer (grpc_reflection and
+the descriptor protos it loads: ~2% of a starting node's instructions) is built at the first
+reflection call, not at start-up (`LazyReflection`).
 
 The servicers reach the node through a `Served` (host.Host): the node changes role in place
 (promotion, demotion), and every call uses the node of the moment. Epochs at the edge: every
@@ -26,7 +28,6 @@ from typing import Any, Protocol
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from xstream import protocol
 from xstream.engine import StreamError
@@ -46,6 +47,8 @@ from .decoding import Decoding
 from .grpcauth import Guard, authorize
 
 Context = grpc.aio.ServicerContext[Any, Any]
+# grpc_reflection's reflection.SERVICE_NAME (the name its generated code registers).
+REFLECTION = "grpc.reflection.v1alpha.ServerReflection"
 
 
 class Served(Protocol):
@@ -419,8 +422,8 @@ def create_server(
     checker = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(checker, server)
     names.append(health_pb2.DESCRIPTOR.services_by_name["Health"].full_name)
-    names.append(reflection.SERVICE_NAME)
-    reflection.enable_server_reflection(names, server)
+    names.append(REFLECTION)
+    server.add_generic_rpc_handlers((LazyReflection(names),))
     if credentials is None:
         port = server.add_insecure_port(address)
     else:
@@ -429,3 +432,36 @@ def create_server(
         raise OSError(f"cannot bind {address}")
     served.node.health = checker
     return server, port
+
+
+class LazyReflection(grpc.GenericRpcHandler):
+    """gRPC reflection of the services `names`, as grpc_reflection's
+    enable_server_reflection serves it on an asyncio server, its servicer built (and its
+    modules imported) at the first call of the reflection service."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = list(names)
+        self.handler: grpc.GenericRpcHandler | None = None
+
+    def service(
+        self, handler_call_details: grpc.HandlerCallDetails
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        method: str = handler_call_details.method
+        if not method.startswith(f"/{REFLECTION}/"):
+            return None
+        if self.handler is None:
+            self.handler = _reflection_handler(self.names)
+        return self.handler.service(handler_call_details)
+
+
+def _reflection_handler(names: list[str]) -> grpc.GenericRpcHandler:
+    """The handler reflection_pb2_grpc.add_ServerReflectionServicer_to_server registers."""
+    from grpc_reflection.v1alpha import reflection, reflection_pb2  # noqa: PLC0415 (above)
+
+    servicer = reflection.aio.ReflectionServicer(names)
+    info = grpc.stream_stream_rpc_method_handler(
+        servicer.ServerReflectionInfo,
+        request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
+        response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString,
+    )
+    return grpc.method_handlers_generic_handler(REFLECTION, {"ServerReflectionInfo": info})
