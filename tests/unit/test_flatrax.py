@@ -159,6 +159,11 @@ def test_common_prefix_and_the_empty_shape() -> None:
     assert common_prefix(sid(1, 0), sid(1, 1)) == 15
     assert common_prefix(sid(1 << 56), sid(0)) == 0
     assert Shape().totals() == (1, Rax[int]().node_bytes())
+    one = Shape()
+    one.add(7)  # the first key: its common prefix is not read
+    tree: Rax[int] = Rax()
+    tree.insert(sid(1), 1)
+    assert one.totals() == (tree.numnodes, tree.node_bytes())
 
 
 def test_a_stream_reports_the_trees_counts() -> None:
