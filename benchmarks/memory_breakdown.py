@@ -16,7 +16,8 @@ amount 42`), and at each point asks the child (SIGUSR1, answered on the node's e
   process     VmRSS, RssAnon (private), RssFile (shared libraries and other mapped files)
   malloc      glibc's mallinfo2: heap bytes in use and free, bytes in mmapped chunks
   pymalloc    arenas held (sys._debugmallocstats): Python's small objects
-  engine      listpack bytes (len), their bytearray allocations, rax nodes
+  engine      listpack bytes (len), their bytearray allocations, rax nodes (rax.c's count)
+              and the arrays holding them
   backlog     bytes held, chunks
   commit      commit-time bookkeeping entries
   modules     how many are imported
@@ -111,14 +112,8 @@ def _engine(node: Any) -> dict[str, float]:
             for _, lp in value.rax.items():
                 lp_len += len(lp)
                 lp_alloc += sys.getsizeof(lp)
-            todo = [value.rax._head]
-            while todo:
-                n = todo.pop()
-                nodes += 1
-                rax_bytes += sys.getsizeof(n) + sys.getsizeof(n.chars)
-                if n.children:
-                    rax_bytes += sys.getsizeof(n.children)
-                    todo.extend(n.children)
+            nodes += value.rax.numnodes  # rax.c's count; xstream holds two arrays (flatrax.py)
+            rax_bytes += sys.getsizeof(value.rax._keys) + sys.getsizeof(value.rax._values)
     mb = 1 << 20
     return {"entries": entries, "listpack bytes": lp_len / mb, "listpack objects":
             lp_alloc / mb, "rax nodes": nodes, "rax objects": rax_bytes / mb}  # fmt: skip

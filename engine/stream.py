@@ -1,5 +1,8 @@
 """A stream: a rax of listpack nodes (node.py) plus its metadata.
 
+The rax is held flat (flatrax.py: sorted keys in one buffer, no Python object per tree node),
+with rax.c's node counts for XINFO and MEMORY USAGE.
+
     rax key (master ID, 16 bytes BE)        value
     [ 1700000000000-0 ]  ------------------> listpack node (<= max-entries, < max-bytes)
     [ 1700000000050-3 ]  ------------------> listpack node
@@ -34,9 +37,9 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Final, Literal, Protocol
 
 from . import node
+from .flatrax import FlatRax
 from .groups import ConsumerGroup
 from .ids import MAX_ID, MIN_ID, StreamID
-from .rax import Rax
 
 LISTPACK_MAX_SIZE = 1 << 30  # STREAM_LISTPACK_MAX_SIZE: hard cap on one node
 _MASK64: Final = (1 << 64) - 1
@@ -76,7 +79,7 @@ class Stream:
     )
 
     def __init__(self, idmp_duration: int = 100, idmp_maxsize: int = 100) -> None:
-        self.rax: Rax[bytearray] = Rax()
+        self.rax: FlatRax[bytearray] = FlatRax()  # nodes by master ID (flatrax.py)
         self.length = 0  # live entries
         self.last_id = MIN_ID  # last ID generated, 0-0 for a new stream
         self.first_id = MIN_ID  # first live entry, 0-0 when empty

@@ -2,7 +2,8 @@
 
 With `stream-node-max-entries 1` every XADD opens a new listpack, so each entry ID is its own
 rax key, and XDEL of that entry (or XTRIM past it) removes the key again. After every command
-the counts Redis reports must equal `len(rax)` and `rax.numnodes` of a Rax fed the same keys.
+the counts Redis reports must equal `len(rax)` and `rax.numnodes` of a Rax fed the same keys,
+and of the FlatRax streams hold (its counts derived from the sorted keys alone).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pytest
 import redis
 from redis_conn import RedisServer
 
+from xstream.engine.flatrax import FlatRax
 from xstream.engine.rax import Rax
 
 RedisFactory = Callable[..., RedisServer]
@@ -39,6 +41,7 @@ class Mirror:
     def __init__(self, client: redis.Redis) -> None:
         self.client = client
         self.rax: Rax[int] = Rax()
+        self.flat: FlatRax[int] = FlatRax()
         self.live: list[tuple[int, int]] = []  # IDs in the stream, in insertion order
         self.steps = 0
         client.delete(STREAM)
@@ -46,12 +49,14 @@ class Mirror:
     def add(self, ms: int, seq: int) -> None:
         self.client.execute_command("XADD", STREAM, f"{ms}-{seq}", "f", "v")
         assert self.rax.insert(struct.pack(">QQ", ms, seq), 1)
+        assert self.flat.insert(struct.pack(">QQ", ms, seq), 1)
         self.live.append((ms, seq))
         self.compare(f"XADD {ms}-{seq}")
 
     def delete(self, ms: int, seq: int) -> None:
         assert self.client.execute_command("XDEL", STREAM, f"{ms}-{seq}") == 1
         assert self.rax.remove(struct.pack(">QQ", ms, seq)) == 1
+        assert self.flat.remove(struct.pack(">QQ", ms, seq)) == 1
         self.live.remove((ms, seq))
         self.compare(f"XDEL {ms}-{seq}")
 
@@ -61,11 +66,13 @@ class Mirror:
         ordered = sorted(self.live)
         for ms, seq in ordered[: max(0, len(ordered) - maxlen)]:
             assert self.rax.remove(struct.pack(">QQ", ms, seq)) == 1
+            assert self.flat.remove(struct.pack(">QQ", ms, seq)) == 1
             self.live.remove((ms, seq))
         self.compare(f"XTRIM MAXLEN = {maxlen}")
 
     def compare(self, what: str) -> None:
         self.rax.check()
+        self.flat.check()
         self.steps += 1
         info = self.client.execute_command("XINFO", "STREAM", STREAM)
         if isinstance(info, list):  # RESP2 without redis-py's dict callback
@@ -73,6 +80,8 @@ class Mirror:
         redis_counts = (info[b"radix-tree-keys"], info[b"radix-tree-nodes"])
         ours = (len(self.rax), self.rax.numnodes)
         assert ours == redis_counts, f"after step {self.steps} ({what}): rax {ours} != redis"
+        flat = (len(self.flat), self.flat.numnodes, self.flat.node_bytes())
+        assert flat == (*ours, self.rax.node_bytes()), f"after step {self.steps}: flat {flat}"
 
     def delete_all(self, rng: random.Random) -> None:
         order = list(self.live)
@@ -80,6 +89,7 @@ class Mirror:
         for ms, seq in order:
             self.delete(ms, seq)
         assert self.rax.numnodes == 1
+        assert self.flat.numnodes == 1
 
 
 def increasing_ids(rng: random.Random, count: int, spread: list[int]) -> list[tuple[int, int]]:
