@@ -37,7 +37,16 @@ from typing import Final
 
 from . import listpack as lp_
 from .ids import StreamID
-from .listpack import ENC16, ENC24, SMALL_INTS, STR6_BACK, STR6_HEAD, encode_int, encode_str
+from .listpack import (
+    ENC16,
+    ENC24,
+    SMALL_INTS,
+    STR6_BACK,
+    STR6_HEAD,
+    UINT7_DIGITS,
+    encode_int,
+    encode_str,
+)
 
 FLAG_NONE: Final = 0
 FLAG_DELETED: Final = 1
@@ -372,6 +381,8 @@ def collect(
     mms, mseq = master_id.ms, master_id.seq
     lo_ms, lo_seq = start.ms, start.seq
     hi_ms, hi_seq = end.ms, end.seq
+    open_end = hi_ms == _MASK64 and hi_seq == _MASK64  # `+`: no ID is above it
+    prefix_ms, prefix = -1, b""  # the last ID's ms and b"<ms>-" (entries share their ms)
     stop = len(buf) - 1
     while pos < stop:
         # -- flags (always a 7-bit int), ms-diff, seq-diff, [num-fields] --
@@ -400,7 +411,8 @@ def collect(
         seq = mseq + sqd
         if seq < 0 or seq >> 64:
             seq &= _MASK64
-        if ms > hi_ms or (ms == hi_ms and seq > hi_seq):
+        # (2**64 - 1 is not a machine word when compiled: `+` skips comparing against it)
+        if not open_end and (ms > hi_ms or (ms == hi_ms and seq > hi_seq)):
             return True
         if ms < lo_ms or (ms == lo_ms and seq < lo_seq) or flags & FLAG_DELETED:
             for _ in range(n + 1):  # values (and fields), then lp-count
@@ -423,9 +435,26 @@ def collect(
                 v, pos = lp_.get_bytes(buf, pos)
                 fv.append(v)
         pos += 2 if buf[pos] < 0x80 else lp_.element_size(buf, pos)  # lp-count
-        out.append([b"%d-%d" % (ms, seq), fv])
+        if ms != prefix_ms:
+            prefix_ms, prefix = ms, b"%d-" % ms
+        out.append([prefix + (UINT7_DIGITS[seq] if seq < 128 else b"%d" % seq), fv])
         if ids is not None:
             ids.append(StreamID(ms, seq))
         if len(out) == limit:
             return True
     return False
+
+
+def payload_size(entries: list[RangeItem]) -> int:
+    """The bytes of `entries` as `collect` returns them ([id, [field, value, ...]] each),
+    plus 3 per ID, field and value: what a reply's size limit charges for them (the
+    node floor's max-reply-bytes, xstream/node/slices.py)."""
+    size = 0
+    for item in entries:
+        eid = item[0]
+        fv = item[1]
+        assert isinstance(eid, bytes) and isinstance(fv, list), item
+        size += len(eid) + 3 * (len(fv) + 1)
+        for x in fv:
+            size += len(x)
+    return size

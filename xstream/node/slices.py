@@ -40,12 +40,13 @@ import contextlib
 import gc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import cast
 
 from xstream.engine import Engine, StreamError
 from xstream.engine.errors import CoreError
 from xstream.engine.ids import MAX_ID, StreamID, parse_interval, parse_strict, string2ll
 from xstream.engine.keyspace import Keyspace
+from xstream.engine.node import RangeItem, payload_size
 from xstream.engine.reply import PairMap, Reply
 from xstream.engine.stream import Stream
 
@@ -117,11 +118,10 @@ class _Budget:
     used: int = 0
 
     def spend(self, entries: list[Reply]) -> None:
-        used = self.used
-        for item in entries:
-            eid, fv = cast(list[Any], item)
-            used += len(eid) + sum(map(len, fv)) + 3 * (len(fv) + 1)
-        self.used = used
+        """Charge a slice of [id, [field, value, ...]] entries: their bytes plus 3 per ID,
+        field and value (engine.node.payload_size: compiled, where a Python loop per entry
+        here cost more than the engine's walk that built the entries)."""
+        self.used += payload_size(cast(list[RangeItem], entries))
         if self.used > self.limit:
             raise StreamError(
                 f"reply exceeds max-reply-bytes ({self.limit} bytes): read it in pages with COUNT"
@@ -291,7 +291,7 @@ async def _xread(dbs: list[Keyspace], db: int, run: Run, argv: Argv, limits: Lim
         going, slices = walks, [cast(list[Reply], e) for _, e in reply]
         while True:
             for (walk, pin), entries in zip(going, slices, strict=True):
-                kept = [e for e in entries if _id_of(e) <= pin]
+                kept = _up_to(entries, pin)
                 budget.spend(kept)
                 walk.take(kept, len(kept) == n)
                 if count and len(walk.entries) >= count:
@@ -311,6 +311,14 @@ async def _xread(dbs: list[Keyspace], db: int, run: Run, argv: Argv, limits: Lim
     finally:
         for walk, _ in walks:
             walk.detach()
+
+
+def _up_to(entries: list[Reply], pin: StreamID) -> list[Reply]:
+    """The entries (in ID order) with IDs <= pin: all of them, unless appends came after
+    the read's first slice (then the IDs are parsed, to find where to cut)."""
+    if not entries or _id_of(entries[-1]) <= pin:
+        return entries
+    return [e for e in entries if _id_of(e) <= pin]
 
 
 def _pin(stream: Stream | None) -> StreamID:
