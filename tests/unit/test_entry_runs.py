@@ -119,3 +119,17 @@ def test_a_run_in_protobuf_is_its_lists_message() -> None:
     assert to_value(EntryRun()) == to_value([])
     raw = asyncio.run(chunked.reply(EntryRun.of(entries), 42))
     assert pb.Reply.FromString(raw) == pb.Reply(value=to_value(entries), offset=42)
+
+
+def test_repeated_elements_and_long_entries_encode_as_lists() -> None:
+    """Shared objects, equal bytes in other objects, long and short entries, empty values:
+    a run encodes as its lists."""
+    shared = [b"f%d" % i for i in range(12)]
+    entries: list[Reply] = []
+    for i in range(40):
+        fv: list[bytes] = []
+        for j, f in enumerate(shared[: 1 + i % 12]):
+            fv += [f if i % 3 else bytes(f), b"" if j % 2 else b"%d" % (i // 4)]
+        entries.append([b"%d-%d" % (i, j), fv])
+    for proto in (2, 3):
+        assert encode(EntryRun.of(entries), proto) == encode(entries, proto)
