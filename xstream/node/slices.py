@@ -21,6 +21,11 @@ The reply is the one an atomic read at the first slice gives (a point in time), 
   runs as one engine call, as before;
 * the key deleted, renamed or replaced (another Stream object there) is stale too.
 
+Form: a forward XRANGE read for an edge that encodes EntryRun (engine/reply.py; the RESP
+port and the gRPC Execute, through Node.execute(runs=True)) is asked of the engine flat,
+slice by slice, and joined flat: no list per entry is built, charged or encoded. Every other
+read (XREVRANGE, XREAD, the typed gRPC calls, pipelines) is joined as lists, as before.
+
 Garbage collection: a long reply is hundreds of thousands of small lists, and every full
 collection of the cyclic GC would walk them all (~100 ms per 300,000 entries), in the middle
 of other clients' commands. While any long read is in flight (`gc_paused`, held by the read

@@ -4,7 +4,8 @@ codec.encode builds a whole reply at once: for an XRANGE of a million entries th
 a second in which no other client runs. A long entry list (or XREAD's key -> entries) is
 encoded CHUNK entries at a time instead, with `await asyncio.sleep(0)` between two; the
 pieces, written in order, are the bytes codec.encode would give. Each chunk's entries are
-released once encoded (freeing a whole reply at once is itself tens of milliseconds).
+released once encoded (freeing a whole reply at once is itself tens of milliseconds). An
+EntryRun (a long forward XRANGE, slices.py) is encoded from its columns, chunk by chunk.
 The gRPC edge does the same for protobuf (server/chunked.py).
 """
 
