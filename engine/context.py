@@ -112,6 +112,7 @@ class Ctx:
     touched: Signaled
     draw: Callable[[], int]  # the engine's next pseudo-random u64 (RANDOMKEY)
     dirty: bool  # see Result.dirty
+    runs: bool  # the caller takes entries as an EntryRun (XRANGE's reply; False: lists)
 
     def __init__(
         self,
@@ -137,6 +138,7 @@ class Ctx:
         self.touched = []
         self.draw = draw
         self.dirty = True
+        self.runs = False
 
     @property
     def keyspace(self) -> Keyspace:

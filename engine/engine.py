@@ -76,14 +76,22 @@ class Engine:
         return self.dbs[0]
 
     def execute(
-        self, argv: Argv, now_ms: int = 0, db: int = 0, *, replicated: bool = False
+        self,
+        argv: Argv,
+        now_ms: int = 0,
+        db: int = 0,
+        *,
+        replicated: bool = False,
+        runs: bool = False,
     ) -> Result:
-        """Run one command in database `db` (a valid index: see check_db)."""
+        """Run one command in database `db` (a valid index: see check_db). With `runs`, a
+        forward XRANGE answers its entries as an EntryRun (reply.py), the same entries."""
         cmd = commands.lookup(argv)
         settings = self.settings
         ctx = Ctx(
             argv, now_ms, replicated, self.dbs, db, settings.config, settings, draw=self._draw
         )
+        ctx.runs = runs
         mode = Mode.KEEP if replicated else Mode.EXPIRE if cmd.write else Mode.HIDE
         self._start(now_ms, mode)
         try:

@@ -287,6 +287,8 @@ def read_int(lp: bytes | bytearray, pos: int) -> tuple[int, int]:
     if 0xC0 <= b < 0xE0:
         u = ((b & 0x1F) << 8) | lp[pos + 1]
         return (u - 8192 if u >= 4096 else u), pos + 3
+    if 0xF1 <= b <= 0xF2:
+        return _int16_or_24(lp, pos, b)
     v, nxt = get(lp, pos)
     assert isinstance(v, int), "expected an integer element"
     return v, nxt
@@ -314,12 +316,22 @@ def get_bytes(lp: bytes, pos: int) -> tuple[bytes, int]:
         n = ((b & 0x0F) << 8) | lp[pos + 1]
         end = pos + 2 + n
         return lp[pos + 2 : end], end + (1 if n + 2 <= 127 else 2)
-    if b == 0xF1:
-        return b"%d" % _I16.unpack_from(lp, pos + 1)[0], pos + 4
-    if b == 0xF2:
-        return b"%d" % int.from_bytes(lp[pos + 1 : pos + 4], "little", signed=True), pos + 5
+    if 0xF1 <= b <= 0xF2:
+        i, after = _int16_or_24(lp, pos, b)
+        return b"%d" % i, after
     v, nxt = get(lp, pos)
     return (v if isinstance(v, bytes) else b"%d" % v), nxt
+
+
+def _int16_or_24(lp: bytes | bytearray, pos: int, b: int) -> tuple[int, int]:
+    """The 16-bit (b = 0xF1) or 24-bit (0xF2) integer at `pos`, and the next position: read
+    byte by byte, a native int when compiled (struct's unpack_from is a Python call, and its
+    result an object that `%` formats by the generic path)."""
+    if b == 0xF1:
+        u = lp[pos + 1] | lp[pos + 2] << 8
+        return (u - 0x10000 if u >= 0x8000 else u), pos + 4
+    u = lp[pos + 1] | lp[pos + 2] << 8 | lp[pos + 3] << 16
+    return (u - 0x1000000 if u >= 0x800000 else u), pos + 5
 
 
 def decode_all(lp: bytes | bytearray, start: int = HEADER_SIZE) -> list[Element]:

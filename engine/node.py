@@ -37,7 +37,17 @@ from typing import Final
 
 from . import listpack as lp_
 from .ids import StreamID
-from .listpack import ENC16, ENC24, SMALL_INTS, STR6_BACK, STR6_HEAD, encode_int, encode_str
+from .listpack import (
+    ENC16,
+    ENC24,
+    SMALL_INTS,
+    STR6_BACK,
+    STR6_HEAD,
+    UINT7_DIGITS,
+    encode_int,
+    encode_str,
+)
+from .reply import EntryRun
 
 FLAG_NONE: Final = 0
 FLAG_DELETED: Final = 1
@@ -471,6 +481,8 @@ def collect(
     mms, mseq = master_id.ms, master_id.seq
     lo_ms, lo_seq = start.ms, start.seq
     hi_ms, hi_seq = end.ms, end.seq
+    open_end = hi_ms == _MASK64 and hi_seq == _MASK64  # `+`: no ID is above it
+    prefix_ms, prefix = -1, b""  # the last ID's ms and b"<ms>-" (entries share their ms)
     stop = len(buf) - 1
     while pos < stop:
         # -- flags (always a 7-bit int), ms-diff, seq-diff, [num-fields] --
@@ -499,7 +511,8 @@ def collect(
         seq = mseq + sqd
         if seq < 0 or seq >> 64:
             seq &= _MASK64
-        if ms > hi_ms or (ms == hi_ms and seq > hi_seq):
+        # (2**64 - 1 is not a machine word when compiled: `+` skips comparing against it)
+        if not open_end and (ms > hi_ms or (ms == hi_ms and seq > hi_seq)):
             return True
         if ms < lo_ms or (ms == lo_ms and seq < lo_seq) or flags & FLAG_DELETED:
             for _ in range(n + 1):  # values (and fields), then lp-count
@@ -522,9 +535,120 @@ def collect(
                 v, pos = lp_.get_bytes(buf, pos)
                 fv.append(v)
         pos += 2 if buf[pos] < 0x80 else lp_.element_size(buf, pos)  # lp-count
-        out.append([b"%d-%d" % (ms, seq), fv])
+        if ms != prefix_ms:
+            prefix_ms, prefix = ms, b"%d-" % ms
+        out.append([prefix + (UINT7_DIGITS[seq] if seq < 128 else b"%d" % seq), fv])
         if ids is not None:
             ids.append(StreamID(ms, seq))
         if len(out) == limit:
             return True
     return False
+
+
+def collect_run(
+    lp: bytearray,
+    master_id: StreamID,
+    start: StreamID,
+    end: StreamID,
+    run: EntryRun,
+    limit: int,
+) -> bool:
+    """`collect` into an EntryRun: the same entries, appended flat (no list per entry), and
+    their payload added to `run.size` as it goes. The same return value.
+
+    WARNING: the walk is collect's, written out again (a call per entry would cost more than
+    the copy saves): a change to one is a change to both (tests/unit/test_node_fastpaths.py
+    holds both to a decode_all walk)."""
+    buf = bytes(lp)
+    mfields, pos = master_fields(buf)
+    nf = len(mfields)
+    fields_size = sum(map(len, mfields))
+    ids, counts, elements = run.ids, run.counts, run.elements
+    size = run.size
+    mms, mseq = master_id.ms, master_id.seq
+    lo_ms, lo_seq = start.ms, start.seq
+    hi_ms, hi_seq = end.ms, end.seq
+    open_end = hi_ms == _MASK64 and hi_seq == _MASK64
+    prefix_ms, prefix = -1, b""
+    stop = len(buf) - 1
+    done = False
+    while pos < stop:
+        flags = buf[pos]
+        pos += 2
+        b = buf[pos]
+        if b < 0x80:
+            msd = b
+            pos += 2
+        else:
+            msd, pos = lp_.read_int(buf, pos)
+        b = buf[pos]
+        if b < 0x80:
+            sqd = b
+            pos += 2
+        else:
+            sqd, pos = lp_.read_int(buf, pos)
+        if flags & FLAG_SAMEFIELDS:
+            n = nf
+        else:
+            n, pos = lp_.read_int(buf, pos)
+            n *= 2
+        ms = mms + msd
+        if ms < 0 or ms >> 64:
+            ms &= _MASK64
+        seq = mseq + sqd
+        if seq < 0 or seq >> 64:
+            seq &= _MASK64
+        if not open_end and (ms > hi_ms or (ms == hi_ms and seq > hi_seq)):
+            done = True
+            break
+        if ms < lo_ms or (ms == lo_ms and seq < lo_seq) or flags & FLAG_DELETED:
+            for _ in range(n + 1):
+                pos += lp_.element_size(buf, pos)
+            continue
+        if flags & FLAG_SAMEFIELDS:
+            size += fields_size + 6 * nf
+            for k in range(nf):
+                elements.append(mfields[k])
+                b = buf[pos]
+                if 0x80 <= b < 0xC0:
+                    e = pos + 1 + (b & 0x3F)
+                    v = buf[pos + 1 : e]
+                    pos = e + 1
+                else:
+                    v, pos = lp_.get_bytes(buf, pos)
+                elements.append(v)
+                size += len(v)
+            counts.append(2 * nf)
+        else:
+            size += 3 * n
+            for _ in range(n):
+                v, pos = lp_.get_bytes(buf, pos)
+                elements.append(v)
+                size += len(v)
+            counts.append(n)
+        pos += 2 if buf[pos] < 0x80 else lp_.element_size(buf, pos)
+        if ms != prefix_ms:
+            prefix_ms, prefix = ms, b"%d-" % ms
+        eid = prefix + (UINT7_DIGITS[seq] if seq < 128 else b"%d" % seq)
+        ids.append(eid)
+        size += len(eid) + 3
+        if len(ids) == limit:
+            done = True
+            break
+    run.size = size
+    return done
+
+
+def payload_size(entries: list[RangeItem]) -> int:
+    """The bytes of `entries` as `collect` returns them ([id, [field, value, ...]] each),
+    plus 3 per ID, field and value: what a reply's size limit charges for them (the
+    node floor's max-reply-bytes, xstream/node/slices.py)."""
+    size = 0
+    for item in entries:
+        eid = item[0]
+        fv = item[1]
+        assert isinstance(eid, bytes) and isinstance(fv, list), item
+        size += len(eid) + 3 * (len(fv) + 1)
+        for x in fv:
+            size += len(x)
+    return size

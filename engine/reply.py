@@ -11,13 +11,15 @@ A reply is built from a few Python types, each standing for one RESP type:
     ReplyMap       -> map               (RESP3 %n; RESP2 a flat array of key, value, ...)
     PairMap        -> map               (RESP3 %n; RESP2 an array of [key, value] pairs:
                                          XREAD / XREADGROUP's per-stream reply)
+    EntryRun       -> array of entries  (the list [[id, [field, value, ...]], ...] held
+                                         flat; only where the caller asked for it)
 
 Servers turn these into protobuf or RESP (`resp.py`); tests compare them directly.
 """
 
 from __future__ import annotations
 
-from typing import Final, Union
+from typing import Final, Union, cast
 
 
 class Status(str):
@@ -66,7 +68,59 @@ class PairMap(list["list[Reply]"]):
     __slots__ = ()
 
 
-Reply = Union[int, bytes, None, _NullArray, Status, ReplyMap, PairMap, "list[Reply]"]
+class EntryRun:
+    """Stream entries held flat, column by column: the XRANGE reply `entries()` gives,
+    without a list per entry (what a long read is built and encoded from: Engine.execute's
+    `runs`). Entry i is ids[i] with the next counts[i] items of `elements`:
+
+        ids       b"1-0"                 b"1-1"
+        counts    4                      2
+        elements  b"f", b"a", b"g", b"b", b"f", b"c"
+    """
+
+    __slots__ = ("counts", "elements", "ids", "size")
+
+    def __init__(self) -> None:
+        self.ids: list[bytes] = []  # each entry's b"<ms>-<seq>"
+        self.counts: list[int] = []  # each entry's number of fields and values
+        self.elements: list[bytes] = []  # every entry's field, value, ..., in order
+        self.size = 0  # the payload: its bytes plus 3 per ID, field and value
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __repr__(self) -> str:
+        return f"EntryRun({self.entries()!r})"
+
+    def entries(self) -> list[Reply]:
+        """The entries as lists: [[id, [field, value, ...]], ...]."""
+        out: list[Reply] = []
+        elements, at = self.elements, 0
+        for eid, n in zip(self.ids, self.counts, strict=True):
+            out.append([eid, elements[at : at + n]])  # type: ignore[list-item]
+            at += n
+        return out
+
+    def extend(self, other: EntryRun) -> None:
+        """Append `other`'s entries."""
+        self.ids += other.ids
+        self.counts += other.counts
+        self.elements += other.elements
+        self.size += other.size
+
+    @classmethod
+    def of(cls, entries: list[Reply]) -> EntryRun:
+        """The run of [[id, [field, value, ...]], ...] `entries`."""
+        run = cls()
+        for eid, fv in cast("list[tuple[bytes, list[bytes]]]", entries):
+            run.ids.append(eid)
+            run.counts.append(len(fv))
+            run.elements += fv
+            run.size += len(eid) + sum(map(len, fv)) + 3 * (len(fv) + 1)
+        return run
+
+
+Reply = Union[int, bytes, None, _NullArray, Status, ReplyMap, PairMap, EntryRun, "list[Reply]"]
 
 
 def flatten(reply: Reply) -> Reply:
@@ -79,4 +133,6 @@ def flatten(reply: Reply) -> Reply:
         return out
     if isinstance(reply, list):
         return [flatten(r) for r in reply]  # type: ignore[arg-type]
+    if isinstance(reply, EntryRun):
+        return reply.entries()
     return reply

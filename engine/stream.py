@@ -40,6 +40,7 @@ from . import node
 from .flatrax import FlatRax
 from .groups import ConsumerGroup
 from .ids import MAX_ID, MIN_ID, StreamID
+from .reply import EntryRun
 
 LISTPACK_MAX_SIZE = 1 << 30  # STREAM_LISTPACK_MAX_SIZE: hard cap on one node
 _MASK64: Final = (1 << 64) - 1
@@ -258,6 +259,17 @@ class Stream:
                 if (count and len(out) >= count) or StreamID.from_key(key) <= start:
                     break
         return out
+
+    def range_run(self, start: StreamID, end: StreamID, count: int = 0) -> EntryRun:
+        """`range` forward, as an EntryRun (node.collect_run)."""
+        run = EntryRun()
+        if start > end or not self.length:
+            return run
+        for key, lp in self._nodes_from(start):
+            master = StreamID.from_key(key)
+            if master > end or node.collect_run(lp, master, start, end, run, count):
+                break
+        return run
 
     def _nodes_from(self, start: StreamID) -> Iterator[tuple[bytes, bytearray]]:
         """Nodes that may hold IDs >= start, in order (Redis's forward iterator seek)."""

@@ -12,7 +12,7 @@ import pytest
 
 from xstream.engine import Engine, EngineConfig, StreamError
 from xstream.engine.reply import PairMap, Reply
-from xstream.node.slices import Limits, read, reply_size, slices_for
+from xstream.node.slices import Limits, _Budget, read, reply_size, slices_for
 from xstream.protocol import to_value
 from xstream.server import chunked, wire
 from xstream.v1 import xstream_pb2 as pb
@@ -215,3 +215,18 @@ def test_chunked_bytes_parse_as_the_whole_message() -> None:
 def test_reply_size_counts_every_element() -> None:
     assert reply_size(b"abc") == 6
     assert reply_size([b"a", [b"bb", 5]]) == 3 + 4 + 3 + 5 + 8
+
+
+def test_the_budget_counts_each_entry_as_its_bytes_and_3_per_element() -> None:
+    entries = filled(300).execute([b"XRANGE", b"s", b"-", b"+"], 2).reply
+    assert isinstance(entries, list) and entries
+    by_entry = sum(
+        len(eid) + sum(map(len, fv)) + 3 * (len(fv) + 1)
+        for eid, fv in entries  # type: ignore[misc]
+    )
+    budget = _Budget(by_entry)
+    budget.spend(entries[:100])
+    budget.spend(entries[100:])
+    assert budget.used == by_entry  # at the limit: no error
+    with pytest.raises(StreamError, match="exceeds max-reply-bytes"):
+        budget.spend([[b"1-1", [b"f", b""]]])

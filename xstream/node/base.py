@@ -141,11 +141,15 @@ class Node(ABC):
         client_offset: int = 0,
         db: int = 0,
         bounded: bool = False,
+        *,
+        runs: bool = False,
     ) -> tuple[Reply, int]:
         """Run one command in database `db`; (reply, replication offset after it). Raises
         StreamError. Counted in INFO commandstats (stats.py). Every command of the RESP edge
         comes here: the engine's writes go straight to `write`, one coroutine frame down.
-        `bounded`: every argument is known within proto-max-bulk-len (the RESP parser's)."""
+        `bounded`: every argument is known within proto-max-bulk-len (the RESP parser's).
+        With `runs` (an edge that encodes EntryRun), a long forward XRANGE answers its
+        entries as an EntryRun."""
         if not argv:
             raise StreamError("empty command")
         if not bounded:
@@ -168,19 +172,21 @@ class Node(ABC):
             elif cmd.write:
                 out = await self.write(argv, concern, db)
             else:
-                out = await self._read(argv, client_offset, db)
+                out = await self._read(argv, client_offset, db, runs)
         except StreamError:
             STATS.call(name, _usec(t0), failed=True)
             raise
         STATS.call(name, int((time.perf_counter() - t0) * 1_000_000))
         return out
 
-    async def _read(self, argv: Argv, client_offset: int, db: int) -> tuple[Reply, int]:
-        """Run an engine read (argv's command, looked up): sliced when long, parked when
-        it blocks."""
+    async def _read(
+        self, argv: Argv, client_offset: int, db: int, runs: bool = False
+    ) -> tuple[Reply, int]:
+        """Run an engine read (argv's command, looked up): sliced when long (entries as an
+        EntryRun if `runs`), parked when it blocks."""
         await self.reach(client_offset)
         if slices.slices_for(argv, self.limits):
-            run = self._read_reply(db)
+            run = self._read_reply(db, runs)
             reply = await slices.read(self.engine, db, run, argv, self.limits)
             return reply, self.offset
         result = self.engine.execute(argv, now_ms(), db)
@@ -194,8 +200,8 @@ class Node(ABC):
         StreamError TRYAGAIN). A primary is always there: it has nothing newer to wait for."""
         return
 
-    def _read_reply(self, db: int) -> Callable[[Argv], Reply]:
-        return lambda argv: self.engine.execute(argv, now_ms(), db).reply
+    def _read_reply(self, db: int, runs: bool = False) -> Callable[[Argv], Reply]:
+        return lambda argv: self.engine.execute(argv, now_ms(), db, runs=runs).reply
 
     def _read_again(self, argv: Argv, db: int) -> Result:
         return self.engine.execute(argv, now_ms(), db)

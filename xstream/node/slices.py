@@ -21,6 +21,11 @@ The reply is the one an atomic read at the first slice gives (a point in time), 
   runs as one engine call, as before;
 * the key deleted, renamed or replaced (another Stream object there) is stale too.
 
+Form: a forward XRANGE read for an edge that encodes EntryRun (engine/reply.py; the RESP
+port and the gRPC Execute, through Node.execute(runs=True)) is asked of the engine flat,
+slice by slice, and joined flat: no list per entry is built, charged or encoded. Every other
+read (XREVRANGE, XREAD, the typed gRPC calls, pipelines) is joined as lists, as before.
+
 Garbage collection: a long reply is hundreds of thousands of small lists, and every full
 collection of the cyclic GC would walk them all (~100 ms per 300,000 entries), in the middle
 of other clients' commands. While any long read is in flight (`gc_paused`, held by the read
@@ -40,13 +45,14 @@ import contextlib
 import gc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import cast
 
 from xstream.engine import Engine, StreamError
 from xstream.engine.errors import CoreError
 from xstream.engine.ids import MAX_ID, StreamID, parse_interval, parse_strict, string2ll
 from xstream.engine.keyspace import Keyspace
-from xstream.engine.reply import PairMap, Reply
+from xstream.engine.node import RangeItem, payload_size
+from xstream.engine.reply import EntryRun, PairMap, Reply
 from xstream.engine.stream import Stream
 
 Argv = list[bytes]
@@ -117,11 +123,13 @@ class _Budget:
     used: int = 0
 
     def spend(self, entries: list[Reply]) -> None:
-        used = self.used
-        for item in entries:
-            eid, fv = cast(list[Any], item)
-            used += len(eid) + sum(map(len, fv)) + 3 * (len(fv) + 1)
-        self.used = used
+        """Charge a slice of [id, [field, value, ...]] entries: their bytes plus 3 per ID,
+        field and value (engine.node.payload_size: compiled, where a Python loop per entry
+        here cost more than the engine's walk that built the entries)."""
+        self.charge(payload_size(cast(list[RangeItem], entries)))
+
+    def charge(self, size: int) -> None:
+        self.used += size
         if self.used > self.limit:
             raise StreamError(
                 f"reply exceeds max-reply-bytes ({self.limit} bytes): read it in pages with COUNT"
@@ -210,7 +218,8 @@ def _xread_streams_at(argv: Argv, limits: Limits) -> int:
 
 async def read(engine: Engine, db: int, run: Run, argv: Argv, limits: Limits) -> Reply:
     """The reply of read `argv` in database `db` (slices_for said yes; `run` runs a command
-    there), built in slices."""
+    there), built in slices. If `run` gives a forward XRANGE's entries as an EntryRun
+    (Engine.execute's `runs`), the reply is one too, joined."""
     with gc_paused():
         return await _read(engine, db, run, argv, limits)
 
@@ -227,6 +236,8 @@ async def _read(engine: Engine, db: int, run: Run, argv: Argv, limits: Limits) -
     if isinstance(reply, PairMap):
         for _, entries in reply:
             _Budget(limits.max_reply_bytes).spend(cast(list[Reply], entries))
+    elif isinstance(reply, EntryRun):
+        _Budget(limits.max_reply_bytes).charge(reply.size)
     elif isinstance(reply, list):  # XRANGE's array of entries
         _Budget(limits.max_reply_bytes).spend(cast(list[Reply], reply))
     return reply
@@ -234,33 +245,53 @@ async def _read(engine: Engine, db: int, run: Run, argv: Argv, limits: Limits) -
 
 async def _range(dbs: list[Keyspace], db: int, run: Run, argv: Argv, limits: Limits) -> Reply:
     """XRANGE / XREVRANGE: argv[2] is where the walk starts (start, or end when reversed);
-    each next slice starts just past the last ID returned."""
+    each next slice starts just past the last ID returned. The slices are lists, or runs
+    (EntryRun) if `run` gives those: the reply is joined in the same form."""
     n = limits.slice_entries
     want = int(argv[5]) if len(argv) == 6 else 0  # 0: all
     budget = _Budget(limits.max_reply_bytes)
     first = run([*argv[:4], b"COUNT", b"%d" % min(n, want or n)])
-    if not isinstance(first, list):
+    if not isinstance(first, list | EntryRun):
         return first  # COUNT 0's null array
-    entries = cast(list[Reply], first)
     key = argv[1]
     rev = argv[0].upper() == b"XREVRANGE"
     walk = _Walk(key, dbs[db].stream(key), _Watch(rev))
     stop = argv[3] if rev else _pinned_end(argv[3], walk.stream)
+    got = first if isinstance(first, EntryRun) else cast(list[Reply], first)
+    joined: list[Reply] | EntryRun = EntryRun() if isinstance(first, EntryRun) else []
     walk.attach()
     try:
         while True:
-            budget.spend(entries)
-            walk.take(entries, len(entries) == n)
+            last = _join(joined, got, budget)
+            if last is not None:
+                walk.watch.cursor = parse_strict(last)
             cursor = walk.watch.cursor
-            if walk.done or (want and len(walk.entries) >= want) or cursor == MAX_ID:
-                return walk.entries
+            if len(got) < n or (want and len(joined) >= want) or cursor == MAX_ID:
+                return joined
             await asyncio.sleep(0)
             walk.check(dbs[db])
-            take = min(n, want - len(walk.entries)) if want else n
+            take = min(n, want - len(joined)) if want else n
             after = b"(" + cursor.encode() if cursor is not None else argv[2]
-            entries = cast(list[Reply], run([argv[0], key, after, stop, b"COUNT", b"%d" % take]))
+            more = run([argv[0], key, after, stop, b"COUNT", b"%d" % take])
+            got = more if isinstance(more, EntryRun) else cast(list[Reply], more)
     finally:
         walk.detach()
+
+
+def _join(
+    joined: list[Reply] | EntryRun, got: list[Reply] | EntryRun, budget: _Budget
+) -> bytes | None:
+    """Charge slice `got` and append it to `joined` (both lists, or both runs); the last ID
+    it holds (None if it is empty)."""
+    if isinstance(joined, EntryRun):
+        assert isinstance(got, EntryRun), got
+        budget.charge(got.size)
+        joined.extend(got)
+        return got.ids[-1] if got.ids else None
+    assert isinstance(got, list), got
+    budget.spend(got)
+    joined.extend(got)
+    return cast(bytes, cast(list[Reply], got[-1])[0]) if got else None
 
 
 def _pinned_end(end: bytes, stream: Stream | None) -> bytes:
@@ -291,7 +322,7 @@ async def _xread(dbs: list[Keyspace], db: int, run: Run, argv: Argv, limits: Lim
         going, slices = walks, [cast(list[Reply], e) for _, e in reply]
         while True:
             for (walk, pin), entries in zip(going, slices, strict=True):
-                kept = [e for e in entries if _id_of(e) <= pin]
+                kept = _up_to(entries, pin)
                 budget.spend(kept)
                 walk.take(kept, len(kept) == n)
                 if count and len(walk.entries) >= count:
@@ -311,6 +342,14 @@ async def _xread(dbs: list[Keyspace], db: int, run: Run, argv: Argv, limits: Lim
     finally:
         for walk, _ in walks:
             walk.detach()
+
+
+def _up_to(entries: list[Reply], pin: StreamID) -> list[Reply]:
+    """The entries (in ID order) with IDs <= pin: all of them, unless appends came after
+    the read's first slice (then the IDs are parsed, to find where to cut)."""
+    if not entries or _id_of(entries[-1]) <= pin:
+        return entries
+    return [e for e in entries if _id_of(e) <= pin]
 
 
 def _pin(stream: Stream | None) -> StreamID:

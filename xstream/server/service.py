@@ -122,13 +122,15 @@ class StreamsService(pb_grpc.StreamsServicer):
         argv: Argv,
         context: Context,
         concern: WriteConcern | None = None,
+        runs: bool = False,
     ) -> tuple[Reply, int]:
         node = self.node
         STATS.command()
         try:
             authorize(self.served.acl, context, argv)
             node.check_client_epoch(_metadata_int(context, EPOCH_KEY), [argv])
-            out = await node.execute(argv, concern, _client_offset(context), _db(node, context))
+            client_offset, db = _client_offset(context), _db(node, context)
+            out = await node.execute(argv, concern, client_offset, db, runs=runs)
         except StreamError as e:
             await abort(node, context, e)
             raise  # unreachable: abort raises
@@ -138,7 +140,7 @@ class StreamsService(pb_grpc.StreamsServicer):
     async def Execute(self, request: pb.Command, context: Any) -> pb.Reply | bytes:  # noqa: N802
         argv = list(request.argv)
         with self._long_read(argv) as may_be_long:
-            reply, offset = await self._run(argv, context, _concern(request))
+            reply, offset = await self._run(argv, context, _concern(request), may_be_long)
             if may_be_long and chunked.is_long(reply):
                 out: pb.Reply | bytes = await chunked.reply(reply, offset)
             else:

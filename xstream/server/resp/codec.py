@@ -2,6 +2,7 @@
 
     encode(reply, proto)   Reply -> RESP2 or RESP3 bytes (chunks gathered, joined once)
     encode_bulk(data)      bytes -> a bulk string (the fast path of encode)
+    encode_run_items(...)  some entries of an EntryRun -> the items of their RESP array
     encode_error(err)      StreamError -> `-PREFIX message\r\n`
     RespParser             client requests -> argv lists, read as Redis's networking.c reads
                            them (multibulk, or inline split like sdssplitargs; see split_args
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Final, TypeAlias, cast
 
 from xstream.engine.errors import EngineError, StreamError
-from xstream.engine.reply import NULL_ARRAY, PairMap, Reply, ReplyMap, Status
+from xstream.engine.reply import NULL_ARRAY, EntryRun, PairMap, Reply, ReplyMap, Status
 
 # Redis's defaults (server.h, config.c). The multibulk limit is INT_MAX in Redis 7.0 (`ll >
 # INT_MAX` in processMultibulkBuffer), not the 1024*1024 of older releases; checked on 7.0.15.
@@ -47,6 +48,8 @@ _SHARED_HDRS: Final = 1024  # headers prebuilt for lengths below this (Redis kee
 # `$n` and `*n` headers without their CRLF (encode joins the parts with CRLFs)
 _BULK_HDR: Final = [b"$%d" % n for n in range(_SHARED_HDRS)]
 _ARRAY_HDR: Final = [b"*%d" % n for n in range(_SHARED_HDRS)]
+# an entry's `*2` with its ID's `$len` (the ID is <ms>-<seq>: at most 41 bytes)
+_ENTRY_HDR: Final = [b"*2\r\n$%d" % n for n in range(64)]
 
 
 class ProtocolError(EngineError):
@@ -138,6 +141,9 @@ def _encode_into(out: list[bytes], reply: Reply, resp3: bool) -> None:
         out.append(b"_" if resp3 else b"$-1")
     elif reply is NULL_ARRAY:
         out.append(b"_" if resp3 else b"*-1")
+    elif isinstance(reply, EntryRun):
+        out.append(_ARRAY_HDR[len(reply)] if len(reply) < _SHARED_HDRS else b"*%d" % len(reply))
+        _encode_run(out, reply.ids, reply.counts, reply.elements, 0)
     elif isinstance(reply, bytes):  # a bytes subclass
         _encode_into(out, bytes(reply), resp3)
     else:
@@ -161,6 +167,38 @@ def _encode_items(out: list[bytes], items: list[Reply], resp3: bool) -> None:
             _encode_items(out, sub, resp3)  # not a map: type() is list
         else:
             _encode_into(out, item, resp3)
+
+
+def encode_run_items(run: EntryRun, first: int, last: int, at: int) -> tuple[bytes, int]:
+    """Entries first..last-1 of `run`, whose elements start at `at`, encoded as items of
+    their array (no `*n` header: a long reply's piece, longreply.py); and the index of
+    the element after them. An entry is an array in RESP2 and RESP3 alike."""
+    out: list[bytes] = []
+    at = _encode_run(out, run.ids[first:last], run.counts[first:last], run.elements, at)
+    out.append(b"")
+    return b"\r\n".join(out), at
+
+
+def _encode_run(
+    out: list[bytes], ids: list[bytes], counts: list[int], elements: list[bytes], at: int
+) -> int:
+    """Append the parts of entries `ids` (their elements from elements[at]); returns the
+    index past their elements. The entries as lists would encode the same (_encode_items),
+    with a list per entry to walk."""
+    for k in range(len(ids)):
+        eid = ids[k]
+        m = len(eid)
+        out.append(_ENTRY_HDR[m] if m < 64 else b"*2\r\n$%d" % m)
+        out.append(eid)
+        n = counts[k]
+        out.append(_ARRAY_HDR[n] if n < _SHARED_HDRS else b"*%d" % n)
+        for j in range(at, at + n):
+            x = elements[j]
+            m = len(x)
+            out.append(_BULK_HDR[m] if m < _SHARED_HDRS else b"$%d" % m)
+            out.append(x)
+        at += n
+    return at
 
 
 # --- The shared input buffer --------------------------------------------------------------------
