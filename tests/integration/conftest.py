@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,24 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def free_ports(n: int) -> int:
+    """The first of `n` consecutive loopback ports that are free right now."""
+    for _ in range(100):
+        with ExitStack() as stack:
+            first = stack.enter_context(socket.socket())
+            first.bind(("127.0.0.1", 0))
+            base = int(first.getsockname()[1])
+            if base + n > 65536:
+                continue
+            try:
+                for port in range(base + 1, base + n):
+                    stack.enter_context(socket.socket()).bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return base
+    raise AssertionError(f"no {n} consecutive free ports")
 
 
 def poll(what: str, check: Callable[[], Any], timeout: float = 20.0, every: float = 0.05) -> Any:

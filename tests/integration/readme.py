@@ -11,8 +11,6 @@ are what it prints.
 from __future__ import annotations
 
 import re
-import socket
-from contextlib import ExitStack
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,21 +75,3 @@ def on_ports(text: str, base: int) -> str:
     for i, port in enumerate(PORTS):
         text = re.sub(rf"\b{port}\b", str(base + i), text)
     return text
-
-
-def free_ports(n: int) -> int:
-    """The first of `n` consecutive loopback ports that are free right now."""
-    for _ in range(100):
-        with ExitStack() as stack:
-            first = stack.enter_context(socket.socket())
-            first.bind(("127.0.0.1", 0))
-            base = int(first.getsockname()[1])
-            if base + n > 65536:
-                continue
-            try:
-                for port in range(base + 1, base + n):
-                    stack.enter_context(socket.socket()).bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return base
-    raise AssertionError(f"no {n} consecutive free ports")

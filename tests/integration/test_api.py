@@ -10,7 +10,7 @@ import sys
 import urllib.request
 
 import grpc
-from conftest import Cluster, free_port, poll
+from conftest import Cluster, free_ports, poll
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
@@ -166,20 +166,20 @@ def test_cli_and_info_against_a_cluster(cluster: Cluster) -> None:
 
 
 def test_xstream_up_runs_a_primary_and_two_replicas_with_metrics(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    base = free_port()
-    while base > 65000:  # the replicas take the next two ports
-        base = free_port()
-    mport = free_port()
+    # three consecutive free ports for each of gRPC, metrics and RESP (not RESP's default
+    # 6379-6381, which another local server may hold)
+    base, mport, rport = free_ports(3), free_ports(3), free_ports(3)
     log = tmp_path / "up.log"
     proc = subprocess.Popen(
         [*XSTREAM, "up", "--data-dir", str(tmp_path / "data"), "--port", str(base),
-         "--metrics-port", str(mport)],
+         "--metrics-port", str(mport), "--resp-port", str(rport)],
         stdout=log.open("wb"), stderr=subprocess.STDOUT,
     )  # fmt: skip
     try:
         addr = [f"127.0.0.1:{base + i}" for i in range(3)]
 
         def replicated() -> bool:
+            assert proc.poll() is None, "xstream up stopped: " + log.read_text(errors="replace")
             add = [*XSTREAM, "cli", "--node", addr[0], "XADD", "s", "*", "f", "v"]
             if subprocess.run(add, capture_output=True, check=False).returncode != 0:
                 return False  # not serving yet

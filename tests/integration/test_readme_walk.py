@@ -23,8 +23,8 @@ from pathlib import Path
 
 import grpc
 import pytest
-from conftest import poll
-from readme import ROOT, block_with, blocks, free_ports, on_ports, shape, transcript
+from conftest import free_ports, poll
+from readme import ROOT, block_with, blocks, on_ports, shape, transcript
 
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
