@@ -297,16 +297,21 @@ class Primary(Node):
         self._check_min_replicas()
 
     async def write_batch(
-        self, argvs: list[Argv], concern: WriteConcern | None, db: int = 0
+        self,
+        argvs: list[Argv],
+        concern: WriteConcern | None,
+        db: int = 0,
+        bounded: bool = False,
     ) -> list[Reply | StreamError]:
-        await self.admit()
+        if self.replicas:  # only a replica holds writes back (admit)
+            await self.admit()
         try:
             self.check_writes()
         except StreamError as e:
             return [e] * len(argvs)
         batch, now = Batch(), now_ms()  # one now: a batch is one turn of the loop
         limit = self.limits.proto_max_bulk_len
-        if all(max(map(len, argv)) <= limit for argv in argvs):
+        if bounded or all(max(map(len, argv)) <= limit for argv in argvs):
             batch.run_writes(self.engine, argvs, now, db)
         else:
             for argv in argvs:
@@ -326,7 +331,9 @@ class Primary(Node):
         ACKTIMEOUT, LEASELOST) every command that did not fail alone gets that error."""
         try:
             self.commit(batch.result)
-            await self.settle(self.offset, concern)
+            offset = self.offset
+            if not self.settled_at_once(offset, concern):
+                await self.settle(offset, concern)
         except StreamError as e:
             return batch.failed(e)
         return batch.replies

@@ -302,10 +302,16 @@ class Node(ABC):
         return
 
     async def write_batch(
-        self, argvs: list[Argv], concern: WriteConcern | None, db: int = 0
+        self,
+        argvs: list[Argv],
+        concern: WriteConcern | None,
+        db: int = 0,
+        bounded: bool = False,
     ) -> list[Reply | StreamError]:
         """`batchable` writes in `db`, each answered in its place (its reply or its error) as
-        if sent one by one. The primary runs them as one record, logged and settled once."""
+        if sent one by one. The primary runs them as one record, logged and settled once.
+        `bounded`: every argument is known within proto-max-bulk-len (the RESP parser's
+        limit), so the primary does not measure them again."""
         out: list[Reply | StreamError] = []
         for argv in argvs:
             try:

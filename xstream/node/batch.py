@@ -18,6 +18,7 @@ BLOCK: a null array); its effects (XREADGROUP creating its consumer) are kept.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from typing import cast
 
 from xstream.engine import NULL_ARRAY, Engine, Result, StreamError
@@ -94,7 +95,7 @@ class Batch:
     def count(self, argvs: list[Argv]) -> None:
         """Count the commands run in INFO commandstats (as Node.execute counts one), the
         batch's time so far shared among them."""
-        STATS.calls_in_batch(_fullnames(argvs), _usec(self._t0))
+        STATS.calls_in_batch(_fullnames(argvs), len(argvs), _usec(self._t0))
 
     def add(self, reply: Reply) -> None:
         self.replies.append(reply)
@@ -113,18 +114,19 @@ def _usec(t0: float) -> int:
     return int((time.perf_counter() - t0) * 1_000_000)
 
 
-def _fullnames(argvs: list[Argv]) -> list[str]:
-    """Each command's commandstats name; a name that is no container's is decoded once per
-    batch (a pipeline's run of XADDs: one decode)."""
-    names: dict[bytes, str] = {}  # head as sent -> name, for heads that name no container
-    out = []
-    for argv in argvs:
-        name = names.get(argv[0])
-        if name is None:
-            name = _fullname(argv)
-            if argv[0].lower() not in SUBCOMMANDS:
-                names[argv[0]] = name
-        out.append(name)
+def _fullnames(argvs: list[Argv]) -> dict[str, int]:
+    """How many of `argvs` each commandstats name counts; a head that names no container is
+    decoded once per batch (a pipeline's run of XADDs: one count of the heads, one decode)."""
+    out: dict[str, int] = {}
+    for head, n in Counter([argv[0] for argv in argvs]).items():
+        if head.lower() in SUBCOMMANDS:  # a container: each one's subcommand
+            for argv in argvs:
+                if argv[0] == head:
+                    name = _fullname(argv)
+                    out[name] = out.get(name, 0) + 1
+            continue
+        name = head.lower().decode("utf-8", "replace")
+        out[name] = out.get(name, 0) + n
     return out
 
 

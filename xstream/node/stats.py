@@ -5,7 +5,7 @@
     STATS.error(line)            one error reply: its prefix counts in errorstats
     STATS.call(name, usec, ...)  one command run by the node (commandstats: calls, usec,
                                  rejected_calls before it ran, failed_calls when it erred)
-    STATS.calls_in_batch(names, usec)   the commands of a batch (EXEC, pipelined writes)
+    STATS.calls_in_batch(counts, total, usec)  a batch's commands (EXEC, pipelined writes)
     STATS.changed(n)             n writes applied (a primary's commit, a replica's records)
     STATS.saving(), saved(mark)  a snapshot began / was written (see `changes_since_save`)
     STATS.reset()                CONFIG RESETSTAT
@@ -69,10 +69,11 @@ class Stats:
         if failed:
             self.failed[name] += 1
 
-    def calls_in_batch(self, names: list[str], usec: int) -> None:
-        """The commands of a batch (EXEC, a pipeline's run of writes), its time shared."""
-        each = usec // len(names) if names else 0
-        for name, n in Counter(names).items():  # a pipeline's run of one command: one turn
+    def calls_in_batch(self, counts: dict[str, int], total: int, usec: int) -> None:
+        """The `total` commands of a batch (EXEC, a pipeline's run of writes), how many by
+        each name in `counts`, its time shared."""
+        each = usec // total if total else 0
+        for name, n in counts.items():  # a pipeline's run of one command: one turn
             self.calls[name] += n
             self.usec[name] += each * n
 

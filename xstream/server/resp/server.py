@@ -306,7 +306,7 @@ class RespConnection(asyncio.Protocol):
         session.last_active = time.monotonic()
         session.last_argv = batch[-1]
         STATS.command(len(batch))
-        replies = await self.server.served.node.write_batch(batch, None, session.db)
+        replies = await self.server.served.node.write_batch(batch, None, session.db, bounded=True)
         proto = session.proto
         out = []
         for reply in replies:
