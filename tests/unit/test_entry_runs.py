@@ -133,3 +133,20 @@ def test_repeated_elements_and_long_entries_encode_as_lists() -> None:
         entries.append([b"%d-%d" % (i, j), fv])
     for proto in (2, 3):
         assert encode(EntryRun.of(entries), proto) == encode(entries, proto)
+
+
+@pytest.mark.parametrize("proto", [2, 3])
+def test_long_arrays_big_values_and_single_entries_encode_as_lists(proto: int) -> None:
+    """Headers past the prebuilt tables (1,200 elements, a 3,000-byte value), a run of one
+    entry, and an empty piece: as the lists encode."""
+    entries: list[Reply] = [
+        [b"1-1", [b"f%d" % i for i in range(1200)]],
+        [b"18446744073709551615-18446744073709551615", [b"k", b"v" * 3000, b"e", b""]],
+    ]
+    run = EntryRun.of(entries)
+    assert encode(run, proto) == encode(entries, proto)
+    assert encode(EntryRun.of(entries[1:]), proto) == encode(entries[1:], proto)
+    assert encode_run_items(run, 1, 1, 1200) == (b"", 1200)
+    items, at = encode_run_items(run, 1, 2, 1200)
+    assert at == 1204
+    assert encode(entries[1:], proto).split(b"\r\n", 1)[1] == items
