@@ -537,7 +537,8 @@ def collect(
         pos += 2 if buf[pos] < 0x80 else lp_.element_size(buf, pos)  # lp-count
         if ms != prefix_ms:
             prefix_ms, prefix = ms, b"%d-" % ms
-        out.append([prefix + (UINT7_DIGITS[seq] if seq < 128 else b"%d" % seq), fv])
+        # (b"%b%d" builds the ID in one bytes: prefix + b"%d" % seq would build two)
+        out.append([prefix + UINT7_DIGITS[seq] if seq < 128 else b"%b%d" % (prefix, seq), fv])
         if ids is not None:
             ids.append(StreamID(ms, seq))
         if len(out) == limit:
@@ -629,7 +630,7 @@ def collect_run(
         pos += 2 if buf[pos] < 0x80 else lp_.element_size(buf, pos)
         if ms != prefix_ms:
             prefix_ms, prefix = ms, b"%d-" % ms
-        eid = prefix + (UINT7_DIGITS[seq] if seq < 128 else b"%d" % seq)
+        eid = prefix + UINT7_DIGITS[seq] if seq < 128 else b"%b%d" % (prefix, seq)
         ids.append(eid)
         size += len(eid) + 3
         if len(ids) == limit:

@@ -133,3 +133,37 @@ def test_repeated_elements_and_long_entries_encode_as_lists() -> None:
         entries.append([b"%d-%d" % (i, j), fv])
     for proto in (2, 3):
         assert encode(EntryRun.of(entries), proto) == encode(entries, proto)
+
+
+@pytest.mark.parametrize("proto", [2, 3])
+def test_long_arrays_big_values_and_single_entries_encode_as_lists(proto: int) -> None:
+    """Headers past the prebuilt tables (1,200 elements, a 3,000-byte value), a run of one
+    entry, and an empty piece: as the lists encode."""
+    entries: list[Reply] = [
+        [b"1-1", [b"f%d" % i for i in range(1200)]],
+        [b"18446744073709551615-18446744073709551615", [b"k", b"v" * 3000, b"e", b""]],
+    ]
+    run = EntryRun.of(entries)
+    assert encode(run, proto) == encode(entries, proto)
+    assert encode(EntryRun.of(entries[1:]), proto) == encode(entries[1:], proto)
+    assert encode_run_items(run, 1, 1, 1200) == (b"", 1200)
+    items, at = encode_run_items(run, 1, 2, 1200)
+    assert at == 1204
+    assert encode(entries[1:], proto).split(b"\r\n", 1)[1] == items
+
+
+def test_ids_past_the_seven_bit_sequence_table() -> None:
+    """Sequence numbers from 0 to 299 in one millisecond, and the largest ID: each entry's ID
+    as XADD gave it, in lists and in a run."""
+    e = Engine()
+    ids = [e.execute([b"XADD", b"s", b"5-*", b"f", b"v"]).reply for _ in range(300)]
+    assert ids == [b"5-%d" % seq for seq in range(300)]
+    top = b"18446744073709551615-18446744073709551615"
+    assert e.execute([b"XADD", b"s", top, b"f", b"v"]).reply == top
+    for start, first in ((b"-", 0), (b"5-100", 100)):
+        argv = [b"XRANGE", b"s", start, b"+"]
+        lists = e.execute(argv, 1).reply
+        run = e.execute(argv, 1, runs=True).reply
+        assert isinstance(lists, list) and isinstance(run, EntryRun)
+        assert [item[0] for item in lists] == [*ids[first:], top]  # type: ignore[index]
+        assert run.ids == [item[0] for item in lists]  # type: ignore[index]

@@ -48,8 +48,14 @@ _SHARED_HDRS: Final = 1024  # headers prebuilt for lengths below this (Redis kee
 # `$n` and `*n` headers without their CRLF (encode joins the parts with CRLFs)
 _BULK_HDR: Final = [b"$%d" % n for n in range(_SHARED_HDRS)]
 _ARRAY_HDR: Final = [b"*%d" % n for n in range(_SHARED_HDRS)]
-# an entry's `*2` with its ID's `$len` (the ID is <ms>-<seq>: at most 41 bytes)
-_ENTRY_HDR: Final = [b"*2\r\n$%d" % n for n in range(64)]
+# An EntryRun's parts are joined with no separator (b"".join copies each part once, where a
+# CRLF separator costs a second copy per part): its headers carry their CRLFs, the one before
+# them ending the previous ID or value. The first entry's header has no CRLF before it. An
+# entry's header is its `*2` with its ID's `$len` (the ID is <ms>-<seq>: at most 41 bytes).
+_RUN_FIRST_HDR: Final = [b"*2\r\n$%d\r\n" % n for n in range(64)]
+_RUN_ENTRY_HDR: Final = [b"\r\n*2\r\n$%d\r\n" % n for n in range(64)]
+_RUN_ARRAY_HDR: Final = [b"\r\n*%d" % n for n in range(_SHARED_HDRS)]
+_RUN_BULK_HDR: Final = [b"\r\n$%d\r\n" % n for n in range(_SHARED_HDRS)]
 
 
 class ProtocolError(EngineError):
@@ -143,7 +149,8 @@ def _encode_into(out: list[bytes], reply: Reply, resp3: bool) -> None:
         out.append(b"_" if resp3 else b"*-1")
     elif isinstance(reply, EntryRun):
         out.append(_ARRAY_HDR[len(reply)] if len(reply) < _SHARED_HDRS else b"*%d" % len(reply))
-        _encode_run(out, reply.ids, reply.counts, reply.elements, 0)
+        if len(reply):  # its parts, without the CRLF that joining `out` puts after them
+            out.append(_encode_run(reply.ids, reply.counts, reply.elements, 0, b"")[0])
     elif isinstance(reply, bytes):  # a bytes subclass
         _encode_into(out, bytes(reply), resp3)
     else:
@@ -173,32 +180,35 @@ def encode_run_items(run: EntryRun, first: int, last: int, at: int) -> tuple[byt
     """Entries first..last-1 of `run`, whose elements start at `at`, encoded as items of
     their array (no `*n` header: a long reply's piece, longreply.py); and the index of
     the element after them. An entry is an array in RESP2 and RESP3 alike."""
-    out: list[bytes] = []
-    at = _encode_run(out, run.ids[first:last], run.counts[first:last], run.elements, at)
-    out.append(b"")
-    return b"\r\n".join(out), at
+    if first == last:
+        return b"", at
+    return _encode_run(run.ids[first:last], run.counts[first:last], run.elements, at, _CRLF)
 
 
 def _encode_run(
-    out: list[bytes], ids: list[bytes], counts: list[int], elements: list[bytes], at: int
-) -> int:
-    """Append the parts of entries `ids` (their elements from elements[at]); returns the
-    index past their elements. The entries as lists would encode the same (_encode_items),
-    with a list per entry to walk."""
+    ids: list[bytes], counts: list[int], elements: list[bytes], at: int, end: bytes
+) -> tuple[bytes, int]:
+    """Entries `ids` (at least one; their elements from elements[at]) encoded, followed by
+    `end`; and the index past their elements. The entries as lists would encode the same
+    (_encode_items), with a list per entry to walk and a CRLF to copy per part."""
+    out: list[bytes] = []
+    entry_hdr = _RUN_FIRST_HDR
     for k in range(len(ids)):
         eid = ids[k]
         m = len(eid)
-        out.append(_ENTRY_HDR[m] if m < 64 else b"*2\r\n$%d" % m)
+        out.append(entry_hdr[m])
+        entry_hdr = _RUN_ENTRY_HDR
         out.append(eid)
         n = counts[k]
-        out.append(_ARRAY_HDR[n] if n < _SHARED_HDRS else b"*%d" % n)
+        out.append(_RUN_ARRAY_HDR[n] if n < _SHARED_HDRS else b"\r\n*%d" % n)
         for j in range(at, at + n):
             x = elements[j]
             m = len(x)
-            out.append(_BULK_HDR[m] if m < _SHARED_HDRS else b"$%d" % m)
+            out.append(_RUN_BULK_HDR[m] if m < _SHARED_HDRS else b"\r\n$%d\r\n" % m)
             out.append(x)
         at += n
-    return at
+    out.append(end)
+    return b"".join(out), at
 
 
 # --- The shared input buffer --------------------------------------------------------------------
