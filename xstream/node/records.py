@@ -52,6 +52,8 @@ class CorruptRecordError(CoreError):
 
 
 def encode(effects: Sequence[Sequence[bytes]]) -> bytes:
+    """One record: the header (length, crc32) and the payload of `effects` (engine/argvs.py
+    draws the payload's form)."""
     if len(effects) == 1:  # most writes: one command's effect
         argv = effects[0]
         n = len(argv)
@@ -67,8 +69,8 @@ def encode(effects: Sequence[Sequence[bytes]]) -> bytes:
 
 
 def _head_struct(argc: int) -> struct.Struct:
-    """An argv's head: its argc, then its `argc` element lengths (cached as _lens_struct
-    caches its Structs)."""
+    """An argv's head: its argc, then its `argc` element lengths (cached in _HEADS: argvs
+    repeat their shape)."""
     s = struct.Struct(f"<{argc + 1}I")
     if len(_HEADS) < 1024:
         _HEADS[argc] = s
