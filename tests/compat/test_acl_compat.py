@@ -321,6 +321,46 @@ def test_save_and_load(ports: Ports, servers: tuple[Ports, tuple[Path, Path]]) -
     )
 
 
+def test_load_reports_every_error(ports: Ports, servers: tuple[Ports, tuple[Path, Path]]) -> None:
+    """A file with many bad lines: every error, in order and words, then nothing changed.
+    (No `#` line: Redis 8 skips comments, 7.0 refuses them; the unit tests hold that.)"""
+    _, files = servers
+    bad = (
+        "foo bar\n"  # not a user line
+        "user a  on\n"  # two blanks: an empty rule does nothing
+        "user b on +bogus -nosuch|x +@nocat >x <y badop\n"  # each unknown; the first other
+        "user c on\tnopass\n"  # a tab inside a rule: one rule, a syntax error
+        "user d\tx on\n"  # a blank in the name
+        "user e on\n"
+        "user e off\n"  # a duplicate
+        "user b on\n"  # b claimed by its bad line
+    )
+    for path in files:
+        path.write_text(INITIAL + bad)
+    theirs, ours = (
+        exchange(p, ["ACL", "LOAD"], ["ACL", "USERS"]).replace(str(f).encode(), b"F")
+        for p, f in zip(ports, files, strict=True)
+    )
+    assert ours == theirs
+    assert ours.count(b"F:") == 7 and ours.count(b"WARNING: Duplicate") == 2
+    assert ours.endswith(b"*1\r\n$7\r\ndefault\r\n+OK\r\n")  # nothing changed
+
+
+def test_load_of_a_missing_file(ports: Ports, servers: tuple[Ports, tuple[Path, Path]]) -> None:
+    _, files = servers
+    for path in files:
+        path.unlink()
+    theirs, ours = (
+        exchange(p, ["ACL", "LOAD"]).replace(str(f).encode(), b"F")
+        for p, f in zip(ports, files, strict=True)
+    )
+    assert (
+        ours
+        == theirs
+        == b"-ERR Error loading ACLs, opening file 'F': No such file or directory\r\n+OK\r\n"
+    )
+
+
 # --- redis-py ------------------------------------------------------------------------------------
 
 

@@ -148,10 +148,14 @@ def test_file_round_trip_and_errors() -> None:
     for bad, msg in [
         ("nouser x", "users.acl:1 should start with user keyword"),
         ("user r on +bogus", "users.acl:1: Error in applying operation '\\+bogus': Unknown"),
-        ("user r on\nuser r off", "users.acl:2: Duplicate user 'r' found"),
+        ("user r on\nuser r off", "WARNING: Duplicate user 'r' found on line 2. "),
+        ("user r on (~x +get", "users.acl:1: Unmatched parenthesis in selector definition.$"),
+        ("user r on +bogus\n\nnouser", "^users.acl:1: Error in applying .* ACL. users.acl:3 "),
     ]:
         with pytest.raises(ValueError, match=msg):
             a.load(bad, "users.acl")
+    comments = a.load("# the readers\n  user reader on ~* +@read  \n#user x on\n")
+    assert sorted(comments) == ["default", "reader"]
 
 
 def test_log_counts_repeats() -> None:

@@ -18,7 +18,7 @@ nothing here logs, and ACL LOG entries name the user, never a password.
 
 The default user is `on nopass ~* &* +@all` until `--requirepass P` (`>P`, no nopass).
 Reading and writing the ACL file is the caller's (the server's) I/O; `load` parses a text
-into a new set of users, all or nothing, with Redis's `<file>:<line>: ...` errors.
+into a new set of users, all or nothing, with every error Redis's ACL LOAD reports.
 
 On a node the users are replicated state (users.py): a change is computed here without
 being installed (`prepare`, `doomed`, `load`), then logged as a users record and applied
@@ -33,7 +33,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import aclcats
-from .aclrules import AclError, Selector, merge_selectors, perm_rule, replay, selector, set_fields
+from .aclrules import (
+    UNKNOWN_NAME,
+    AclError,
+    Selector,
+    merge_selectors,
+    perm_rule,
+    replay,
+    selector,
+    set_fields,
+)
 
 WRONGPASS = "invalid username-password pair or user is disabled."
 NOAUTH = "Authentication required."
@@ -257,37 +266,26 @@ class Acl:
         return "".join(line + "\n" for line in self.listing())
 
     def load(self, text: str, filename: str = "acl") -> dict[str, User]:
-        """The users an ACL file's text defines (`default` as before unless the file has it);
-        ValueError with Redis's `<file>:<line>: ...` text at the first bad line. Nothing is
-        changed here: the caller installs the result (`self.users = ...`)."""
+        """The users an ACL file's text defines (`default` as before unless the file has it).
+        Nothing is changed here: the caller installs the result (`self.users = ...`).
+
+        Every line is read as Redis's ACLLoadFromFile reads it, and a bad file raises one
+        ValueError holding every error it found, in file order and Redis's words (each ends
+        with ". "): a line that is not `user <name> ...`, a name with a blank in it, a name
+        given twice, an unclosed `(`, every unknown command or category, and a line's first
+        other bad rule (later ones may only follow from it, so Redis prints one)."""
         users: dict[str, User] = {}
-        for number, raw in enumerate(text.splitlines(), 1):
-            words = raw.split()
-            if not words:
+        errors: list[str] = []
+        named: set[str] = set()  # a name counts as defined even on a line with errors
+        for number, raw in enumerate(text.split("\n"), 1):
+            line = raw.strip(" \t\r\n")
+            if not line or line[0] == "#":
                 continue
-            where = f"{filename}:{number}"
-            if words[0] != "user" or len(words) < 2:
-                raise ValueError(f"{where} should start with user keyword followed by the "
-                                 "username. ")  # fmt: skip
-            name = words[1]
-            if not valid_username(name):
-                raise ValueError(f"{where}: username '{name}' contains invalid characters. ")
-            if name in users:
-                raise ValueError(f"{where}: Duplicate user '{name}' found. ")
-            user = User(name)
-            try:
-                rules = merge_selectors(words[2:])
-            except ValueError:
-                raise ValueError(
-                    f"{where}: Unmatched parenthesis in selector definition. "
-                ) from None
-            for rule in rules:
-                try:
-                    apply_rule(user, rule)
-                except AclError as e:
-                    raise ValueError(f"{where}: Error in applying operation '{rule}': "
-                                     f"{e.reason}. ") from None  # fmt: skip
-            users[name] = user
+            user = _load_line(line.split(" "), f"{filename}:{number}", number, named, errors)
+            if user is not None and not errors:
+                users[user.name] = user
+        if errors:
+            raise ValueError("".join(errors))
         if "default" not in users:  # kept as it is (Redis would make a fresh one)
             users["default"] = self.default.copy()
         return users
@@ -343,6 +341,43 @@ class Acl:
 # Redis checks no rule for them: any user, even `off` or `-@all` (an anonymous connection is
 # the default user), may run them, so AUTH works when the default user may run nothing.
 NO_AUTH = frozenset({"auth", "hello", "quit", "reset"})
+
+
+def _load_line(
+    words: list[str], where: str, number: int, named: set[str], errors: list[str]
+) -> User | None:
+    """One ACL file line's user, or None with its errors appended (Redis's texts: the
+    username error opens with a quote, the unclosed `(` one ends with no blank, as Redis)."""
+    if words[0] != "user" or len(words) < 2:
+        errors.append(f"{where} should start with user keyword followed by the username. ")
+        return None
+    name = words[1]
+    if not valid_username(name):
+        errors.append(f"'{where}: username '{name}' contains invalid characters. ")
+        return None
+    if name in named:
+        errors.append(f"WARNING: Duplicate user '{name}' found on line {number}. ")
+        return None
+    named.add(name)
+    try:
+        rules = merge_selectors([w for w in words[2:] if w])
+    except ValueError:
+        errors.append(f"{where}: Unmatched parenthesis in selector definition.")
+        return None
+    user = User(name)
+    other_error = False
+    for rule in (r.strip("\t\r\n") for r in rules):
+        if not rule:  # Redis: an empty rule does nothing
+            continue
+        try:
+            apply_rule(user, rule)
+        except AclError as e:
+            if e.reason == UNKNOWN_NAME:
+                errors.append(f"{where}: Error in applying operation '{rule}': {e.reason}. ")
+            elif not other_error:
+                errors.append(f"{where}: {e.reason}. ")
+                other_error = True
+    return user
 
 
 def _refusal(

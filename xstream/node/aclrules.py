@@ -37,6 +37,9 @@ _CHANNEL_AFTER_ALL = (
 )
 
 
+UNKNOWN_NAME = "Unknown command or category name in ACL"  # Redis's ENOENT text
+
+
 class AclError(Exception):
     """A rule that does not apply: `modifier` is the rule, `reason` Redis's text for it."""
 
@@ -198,7 +201,7 @@ def _check_first_arg(op: str, rule: str) -> None:
     """`+cmd|arg` for a command without subcommands (Redis allows it, deprecated); AclError
     for anything else that names no known command or category."""
     cmd, bar, arg = rule[1:].rpartition("|")
-    unknown = AclError(op, "Unknown command or category name in ACL")
+    unknown = AclError(op, UNKNOWN_NAME)
     if rule[0] == "-" or not bar or cmd.startswith("@") or cmd not in aclcats.TABLE:
         raise unknown
     if "|" in cmd:  # `+container|sub|arg`

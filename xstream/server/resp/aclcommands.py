@@ -177,8 +177,10 @@ def _load(conn: Conn, argv: list[bytes]) -> Reply:
     path = _file(conn)
     try:
         loaded = conn.acl.load(path.read_text(), str(path))
-    except (OSError, UnicodeDecodeError) as e:
-        raise StreamError(f"Error loading ACLs, opening file '{path}': {e}") from None
+    except OSError as e:  # Redis's text ends with strerror's
+        raise StreamError(f"Error loading ACLs, opening file '{path}': {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise StreamError(f"Error loading ACLs, opening file '{path}': {e.reason}") from None
     except ValueError as e:
         raise StreamError(f"{e}{_UNCHANGED}") from None
     if not users.same(loaded, conn.acl.users):
