@@ -4,11 +4,14 @@
     ├── EngineError
     │   ├── StreamError               a Redis error line: prefix + message (the engine's own,
     │   │   └── ...                   and the node's refusals, xstream/node/refusals.py)
-    │   └── SnapshotError             a snapshot that cannot be restored
-    └── (the node's and roles' own)   DiskFault, CorruptLog, CorruptRecordError, PeerError, ...
+    │   ├── SnapshotError             a snapshot that cannot be restored
+    │   └── RdbError, LzfError        a DUMP payload RESTORE cannot load
+    └── (the node's and roles' own)   DiskFault, CorruptLog, CorruptRecordError, PeerError,
+                                      AclError, TlsConfigError, EtcdError, ...
 
 The client's redis-py-compatible exceptions (xstream/client/exceptions.py) are the client
-edge's, built from the lines these carry.
+edge's, built from the lines these carry; the console's and the Spark source's are theirs too.
+tests/unit/test_error_hierarchy.py holds every other exception class to this root.
 
 Every user-visible failure of a command is a `StreamError` carrying Redis's exact error line:
 a prefix (ERR, WRONGTYPE, NOGROUP, BUSYGROUP, ...) and the message text. Servers map it once, at

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from .errors import EngineError
+
 _HSIZE_MASK: Final = (1 << 16) - 1  # HLOG 16
 _MAX_LIT: Final = 1 << 5
 _MAX_OFF: Final = 1 << 13
@@ -23,7 +25,7 @@ _MAX_REF: Final = (1 << 8) + (1 << 3)
 _U32: Final = 0xFFFFFFFF
 
 
-class LzfError(ValueError):
+class LzfError(EngineError):
     """A compressed string that does not decompress to its announced length."""
 
 

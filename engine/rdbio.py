@@ -9,6 +9,7 @@ import struct
 from typing import Final
 
 from . import lzf
+from .errors import EngineError
 from .ids import string2ll
 
 _I64: Final = struct.Struct("<q")
@@ -18,7 +19,7 @@ _ENC_INT8, _ENC_INT16, _ENC_INT32, _ENC_LZF = 0, 1, 2, 3
 _UINT64_MAX: Final = (1 << 64) - 1
 
 
-class RdbError(ValueError):
+class RdbError(EngineError):
     """A payload that does not hold a value this engine can load (RESTORE's Bad data format)."""
 
 

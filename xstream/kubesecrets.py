@@ -20,12 +20,14 @@ import ssl
 from pathlib import Path
 from typing import Any
 
+from xstream.engine.errors import CoreError
+
 ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")  # token, ca.crt, namespace
 PARTS = ("tls", "users", "client", "ca")  # DIR's folders, in the order they are created
 TIMEOUT = 10.0  # seconds per API call
 
 
-class KubeError(Exception):
+class KubeError(CoreError):
     """The API server refused or could not be reached (the message says which call)."""
 
 

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from xstream.coord.resolver import LeaderKey, Lease, NodeStatus, Role
+from xstream.engine.errors import CoreError
 
 __all__ = [
     "Election",
@@ -55,7 +56,7 @@ Json = dict[str, Any]
 T = TypeVar("T")
 
 
-class EtcdError(Exception):
+class EtcdError(CoreError):
     """etcd answered with an error (bad request, unknown lease, ...)."""
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from xstream.engine import glob
+from xstream.engine.errors import CoreError
 
 from . import aclcats
 
@@ -40,7 +41,7 @@ _CHANNEL_AFTER_ALL = (
 UNKNOWN_NAME = "Unknown command or category name in ACL"  # Redis's ENOENT text
 
 
-class AclError(Exception):
+class AclError(CoreError):
     """A rule that does not apply: `modifier` is the rule, `reason` Redis's text for it."""
 
     def __init__(self, modifier: str, reason: str) -> None:

@@ -30,6 +30,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from xstream.engine.errors import CoreError
+
 from .logs import slog
 
 CLIENT_AUTH = ("required", "optional", "no")
@@ -37,7 +39,7 @@ _VERIFY = {"required": ssl.CERT_REQUIRED, "optional": ssl.CERT_OPTIONAL, "no": s
 POLL_SECONDS = 2.0  # how often the files' mtimes are checked
 
 
-class TlsConfigError(ValueError):
+class TlsConfigError(CoreError, ValueError):
     """The TLS options do not name usable files (the message says which and why)."""
 
 

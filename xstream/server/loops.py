@@ -17,11 +17,13 @@ import importlib.util
 from collections.abc import Callable, Coroutine
 from typing import Any, Final, TypeVar
 
+from xstream.engine.errors import CoreError
+
 EVENT_LOOPS: Final = ("auto", "uvloop", "asyncio")
 T = TypeVar("T")
 
 
-class EventLoopError(Exception):
+class EventLoopError(CoreError):
     """`--event-loop uvloop` on a machine without uvloop."""
 
 
