@@ -173,6 +173,8 @@ def check_keyspace(keyspace: Keyspace, limits: tuple[int, int] | None = None) ->
     """check_stream on every stream, and check_node_limits when `limits` is given (except on
     streams whose nodes another server built)."""
     assert keyspace.expires.keys() <= keyspace.data.keys(), "an expiry time without its key"
+    listed = {(key, when) for when, key in keyspace.deadlines}
+    assert keyspace.expires.items() <= listed, "an expiry time active expiry cannot find"
     for key, v in keyspace.data.items():
         if isinstance(v, Stream):
             try:

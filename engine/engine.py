@@ -172,7 +172,8 @@ class Engine:
         """Put back what the failed command's lookups expired (it changes nothing)."""
         expired = self.clock.expired
         for ks, key, value, when in reversed(expired):
-            ks.data[key], ks.expires[key] = value, when
+            ks.data[key] = value
+            ks.set_expire(key, when)
         expired.clear()
 
     def _with_expired(

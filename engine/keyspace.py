@@ -16,11 +16,20 @@ depends on the engine's `Clock` (which Engine.execute sets for each command):
 
 `get`, `stream`, `in`, `delete` and `stream_or_create` are lookups; `data` and `expires`,
 iteration and `len` are the raw contents (DBSIZE counts keys not yet expired, as Redis's).
+
+Active expiry (`due`) finds the keys past their time without looking at the others: a min-heap
+of (when, key) (`deadlines`) gets an entry whenever a key is given a time (`set`,
+`set_expire`). Entries go stale when a key is deleted, persisted or given another time; they
+are dropped when they reach the top, and the heap is rebuilt from `expires` when stale ones
+outnumber live ones, so it stays within about twice `expires`. Invariant: every (key, when)
+in `expires` has its entry in `deadlines`, so writers of a time use `set`/`set_expire`, never
+`expires[key] = ...`.
 """
 
 from __future__ import annotations
 
 import enum
+import heapq
 from collections import deque
 from collections.abc import Iterator
 from typing import Final
@@ -56,11 +65,12 @@ KEEP_CLOCK: Final = Clock()  # the clock of keyspaces no engine has attached; ne
 
 
 class Keyspace:
-    __slots__ = ("clock", "data", "expires")
+    __slots__ = ("clock", "data", "deadlines", "expires")
 
     def __init__(self) -> None:
         self.data: dict[bytes, Value] = {}
         self.expires: dict[bytes, int] = {}  # key -> unix ms; only keys that have a TTL
+        self.deadlines: list[tuple[int, bytes]] = []  # min-heap over expires, stale entries too
         self.clock = KEEP_CLOCK
 
     def __len__(self) -> int:
@@ -117,7 +127,15 @@ class Keyspace:
         if when is None:
             self.expires.pop(key, None)
         else:
-            self.expires[key] = when
+            self.set_expire(key, when)
+
+    def set_expire(self, key: bytes, when: int) -> None:
+        """`key` (present) expires at `when` (unix ms) from now on."""
+        self.expires[key] = when
+        heapq.heappush(self.deadlines, (when, key))
+        if len(self.deadlines) > 2 * len(self.expires) + 64:  # mostly stale: rebuild
+            self.deadlines = [(w, k) for k, w in self.expires.items()]
+            heapq.heapify(self.deadlines)
 
     def expire_at(self, key: bytes) -> int | None:
         """`key`'s expiry time (unix ms), None if it has none."""
@@ -126,15 +144,18 @@ class Keyspace:
     def clear(self) -> None:
         self.data.clear()
         self.expires.clear()
+        self.deadlines.clear()
 
     def due(self, now_ms: int, limit: int) -> list[bytes]:
-        """Up to `limit` keys whose time has passed at `now_ms` (active expiry's work)."""
+        """Up to `limit` keys whose time has passed at `now_ms`, the earliest first (active
+        expiry's work: the caller deletes them). Their entries leave `deadlines`; a caller
+        that puts a key back gives it its time again with `set`/`set_expire`."""
         out: list[bytes] = []
-        for key, when in self.expires.items():
-            if now_ms > when:
+        deadlines, expires = self.deadlines, self.expires
+        while deadlines and len(out) < limit and deadlines[0][0] < now_ms:
+            when, key = heapq.heappop(deadlines)
+            if expires.get(key) == when and (not out or out[-1] != key):  # equal entries: adjacent
                 out.append(key)
-                if len(out) >= limit:
-                    break
         return out
 
 

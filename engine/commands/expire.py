@@ -68,7 +68,7 @@ def _expire(ctx: Ctx, basetime: int, unit: int) -> Reply:
         ctx.signal(key)
         ctx.propagate([b"DEL", key])
         return 1
-    ks.expires[key] = when
+    ks.set_expire(key, when)
     ctx.propagate([b"PEXPIREAT", key, b"%d" % when])
     return 1
 

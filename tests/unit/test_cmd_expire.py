@@ -219,6 +219,40 @@ def test_active_expiry_is_bounded() -> None:
     assert len(e.dbs[0]) == 6
 
 
+def test_active_expiry_takes_the_earliest_and_only_current_times() -> None:
+    e = Engine()
+    for i in range(50):  # later times given first
+        call(e, "SET", f"k{i}", "v", "PX", 1_000 - 10 * i, now=T)
+    call(e, "PEXPIRE", "k49", 5_000, now=T)  # its earlier time is stale
+    call(e, "PERSIST", "k48", now=T)  # no time at all
+    call(e, "PEXPIRE", "k47", 510, now=T)  # the same time again: one DEL
+    call(e, "PEXPIRE", "k47", 510, now=T)
+    r = e.expire_cycle(T + 600, limit=3)
+    assert r.effects == [[b"DEL", b"k47"], [b"DEL", b"k46"], [b"DEL", b"k45"]]
+    r = e.expire_cycle(T + 600)
+    assert [d[1] for d in r.effects] == [b"k%d" % i for i in range(44, 40, -1)]
+    assert b"k49" in e.dbs[0] and b"k48" in e.dbs[0]
+    e.check_integrity()
+
+
+def test_a_key_put_back_is_still_found() -> None:
+    e = with_keys()
+    call(e, "PEXPIRE", "s", 100, now=T)
+    assert error(e, "RENAME", "s", "t", now=T + 101) == "ERR no such key"  # expired, put back
+    e.check_integrity()
+    assert e.expire_cycle(T + 101).effects == [[b"DEL", b"s"]]
+
+
+def test_refreshed_times_keep_the_heap_bounded() -> None:
+    e = with_keys()
+    for i in range(5_000):
+        call(e, "PEXPIRE", "k", 10_000 + i, now=T)
+    ks = e.dbs[0]
+    assert len(ks.expires) == 1 and len(ks.deadlines) <= 2 + 64
+    e.check_integrity()
+    assert e.expire_cycle(T + 20_000).effects == [[b"DEL", b"k"]]
+
+
 def test_replay_gives_the_same_digest() -> None:
     e = with_keys()
     steps = [
