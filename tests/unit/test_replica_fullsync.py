@@ -14,7 +14,9 @@ from xstream.engine import Engine, snapshot
 from xstream.node import epochs, users
 from xstream.node.acl import Acl
 from xstream.node.store import META_MAGIC, Store
+from xstream.primary.replication import chunk_message
 from xstream.replica.replica import Diverged, Replica
+from xstream.v1 import xstream_pb2 as pb
 
 
 def _primary_engine() -> Engine:
@@ -141,3 +143,13 @@ def test_the_file_is_flushed_as_it_is_written(
     assert len(synced) >= sum(map(len, pieces)) // 8192
     assert file.tmp.read_bytes().endswith(b"".join(pieces))
     assert file.size == file.tmp.stat().st_size
+
+
+@pytest.mark.parametrize("size", [1, 127, 128, 16_383, 16_384, 1 << 20])
+def test_a_piece_goes_out_as_its_message_would_serialize(size: int) -> None:
+    """The primary sends each piece already serialized (primary/replication.py): the bytes
+    are the message's, and a replica parses them back to the piece."""
+    data = bytes(range(256)) * (size // 256) + bytes(size % 256)
+    wire = chunk_message(data)
+    assert wire == pb.PrimaryMessage(chunk=pb.SnapshotChunk(data=data)).SerializeToString()
+    assert pb.PrimaryMessage.FromString(wire).chunk.data == data
