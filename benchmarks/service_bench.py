@@ -678,6 +678,21 @@ def log_times(path: Path, events: Sequence[str]) -> dict[str, float]:
     return out
 
 
+def last_field(path: Path, event: str, name: str) -> object:
+    """The field `name` of the last `event` record in a JSON-lines log (None if none)."""
+    value: object = None
+    for line in path.read_text(errors="replace").splitlines():
+        if f'"{event}"' not in line:
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if rec.get("event") == event:
+            value = rec.get(name)
+    return value
+
+
 def xstream_resync(
     cluster: XCluster, n: int, args: argparse.Namespace
 ) -> tuple[float, float, float, float]:
@@ -693,15 +708,16 @@ def xstream_resync(
     t0, spawned = time.monotonic(), time.time()
     node = cluster.spawn_replica("resync")
 
-    def synced() -> tuple[float, float] | None:
+    def synced() -> tuple[float, float, float] | None:
         cluster.procs.check_alive(node.proc)
         info = node.try_info()
         if info is not None and info.full_syncs >= 1 and info.offset == target:
-            cpu = cpu_seconds(node.proc.popen.pid) + cpu_seconds(primary.proc.popen.pid) - cpu0
-            return time.monotonic() - t0, cpu
+            own = cpu_seconds(node.proc.popen.pid)
+            return time.monotonic() - t0, own, cpu_seconds(primary.proc.popen.pid) - cpu0
         return None
 
-    dt, cpu = wait_for("the fresh replica to full-sync", synced, args.catchup_timeout, every=0.01)
+    waited = wait_for("the fresh replica to full-sync", synced, args.catchup_timeout, every=0.01)
+    dt, replica_cpu, primary_cpu = waited
     after = primary.info()
     if after.full_syncs != before.full_syncs + 1:
         raise RuntimeError(f"primary full_syncs {before.full_syncs} -> {after.full_syncs}")
@@ -714,9 +730,12 @@ def xstream_resync(
     progress(
         f"    log: spawn -> replica_ready {start:.3f}s, replica_ready -> full_sync_start "
         f"{times.get('full_sync_start', 0) - times.get('replica_ready', 0):.3f}s, "
-        f"-> full_sync_done {inner:.3f}s"
+        f"-> full_sync_done {inner:.3f}s (of it the primary's build "
+        f"{last_field(primary.proc.log, 'full_resync_start', 'build_seconds')}s, the install "
+        f"{last_field(node.proc.log, 'full_sync_done', 'install_seconds')}s); CPU: the replica "
+        f"{replica_cpu:.2f}s, the primary {primary_cpu:.2f}s"
     )
-    return dt, inner, cpu, start
+    return dt, inner, replica_cpu + primary_cpu, start
 
 
 def redis_resync(

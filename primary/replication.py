@@ -74,6 +74,17 @@ def hello_of(msg: pb.Hello) -> peers.Hello:
     )
 
 
+_CHUNK = protocol.field_number(pb.PrimaryMessage, "chunk")
+_CHUNK_DATA = protocol.field_number(pb.SnapshotChunk, "data")
+
+
+def chunk_message(data: bytes) -> bytes:
+    """PrimaryMessage(chunk=SnapshotChunk(data=data)), serialized: the piece copied once,
+    behind its two field headers (the message built, then serialized, copied it twice; the
+    server's serializer lets bytes through, server/decoding.py)."""
+    return b"".join(protocol.framed(_CHUNK, protocol.framed(_CHUNK_DATA, [data])))
+
+
 def _drained(chunks: list[bytes]) -> Iterator[bytes]:
     """The chunks in order, each dropped from the list as it is taken (sent, then freed)."""
     chunks.reverse()
@@ -109,7 +120,7 @@ class ReplicationService(pb_grpc.ReplicationServicer):
         self,
         request_iterator: AsyncIterator[pb.ReplicaMessage],
         context: Context,
-    ) -> AsyncIterator[pb.PrimaryMessage]:
+    ) -> AsyncIterator[pb.PrimaryMessage | bytes]:
         first = await anext(request_iterator, None)
         raw = first.hello if first is not None else pb.Hello()
         try:
@@ -148,13 +159,15 @@ class ReplicationService(pb_grpc.ReplicationServicer):
                 )
             else:
                 link.ack_offset = 0
+                built = time.monotonic()
                 offset, chunks, users = p.sync_snapshot()
+                built = time.monotonic() - built
                 try:  # fsync=always: only a durable state is shipped
                     await p.store.durable(offset)
                 except DiskFault as e:
                     await context.abort(grpc.StatusCode.UNAVAILABLE, f"primary's disk: {e}")
                     return
-                async for msg in self._full_sync(p, link, hello, offset, chunks, users):
+                async for msg in self._full_sync(p, link, hello, offset, chunks, users, built):
                     yield msg
                 pos = offset
             link.state = "online"
@@ -179,7 +192,9 @@ class ReplicationService(pb_grpc.ReplicationServicer):
         offset: int,
         chunks: list[bytes],
         users: bytes,
-    ) -> AsyncIterator[pb.PrimaryMessage]:
+        built: float,
+    ) -> AsyncIterator[pb.PrimaryMessage | bytes]:
+        """FullSync, the snapshot's pieces (`built` seconds to build, logged), SnapshotEnd."""
         t0 = time.monotonic()
         size = sum(map(len, chunks)) + CRC_SIZE
         p.full_syncs += 1
@@ -192,6 +207,7 @@ class ReplicationService(pb_grpc.ReplicationServicer):
             offset=offset,
             bytes=size,
             chunks=len(chunks),
+            build_seconds=round(built, 3),
         )
         link.sent = offset
         yield pb.PrimaryMessage(
@@ -207,7 +223,7 @@ class ReplicationService(pb_grpc.ReplicationServicer):
         sent = 0
         step = max(1, len(chunks) // 10)
         for i, chunk in enumerate(snapshot.sealed(_drained(chunks))):
-            yield pb.PrimaryMessage(chunk=pb.SnapshotChunk(data=chunk))
+            yield chunk_message(chunk)
             sent += len(chunk)
             if (i + 1) % step == 0 or sent == size:
                 slog("full_resync_progress", replica=link.name, sent=sent, bytes=size)

@@ -37,8 +37,8 @@ class Receiving:
     pieces: int = 0  # SnapshotChunk messages so far
 
     def feed(self, data: bytes) -> None:
-        """One piece: written, then parsed (SnapshotError if the snapshot is damaged; OSError
-        if the disk refuses it)."""
+        """One piece: queued for the file's writer thread, then parsed (SnapshotError if the
+        snapshot is damaged; OSError if the disk refused an earlier piece)."""
         self.file.write(data)
         self.loader.feed(data)
         self.pieces += 1

@@ -12,6 +12,10 @@
     write_concern()        acks names ("leader", "quorum", "all") -> a WriteConcern message
     acks_name()            a WriteConcern's acks value -> its name
     to_value / from_value  an engine reply <-> `Value` (the RESP3 type model), lossless
+    field_number, varint, framed   a message's wire form built by hand (a long reply's runs,
+                           server/chunked.py; a full sync's pieces, primary/replication.py):
+                           a length-delimited field is its tag varint (number << 3 | 2), its
+                           length varint, its bytes, and parses as the message built whole
 
 Invariants: this module imports only the generated messages (xstream.v1) and the engine's
 reply types, never a server floor (xstream.server, xstream.node, roles) nor a server-only
@@ -61,6 +65,29 @@ def acks_name(acks: int) -> str:
     """A received acks value's name; one this version does not know is "quorum" (the safer
     guess: a newer client asked for more than the leader alone)."""
     return _ACKS_NAMES.get(acks, "quorum")
+
+
+# ---------------------------------------------------------------- wire form
+
+
+def field_number(message: type, name: str) -> int:
+    """The number of a message's field, from the generated descriptor."""
+    return int(message.DESCRIPTOR.fields_by_name[name].number)  # type: ignore[attr-defined]
+
+
+def varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def framed(number: int, pieces: list[bytes]) -> list[bytes]:
+    """A length-delimited field holding `pieces` (joined later, once): tag, length, pieces."""
+    size = sum(map(len, pieces))
+    return [varint(number << 3 | 2) + varint(size), *pieces]
 
 
 # ---------------------------------------------------------------- values

@@ -4,6 +4,7 @@ come, installed at the end; a damaged or broken-off one changes nothing and leav
 from __future__ import annotations
 
 import json
+import os
 import struct
 from pathlib import Path
 
@@ -13,7 +14,9 @@ from xstream.engine import Engine, snapshot
 from xstream.node import epochs, users
 from xstream.node.acl import Acl
 from xstream.node.store import META_MAGIC, Store
+from xstream.primary.replication import chunk_message
 from xstream.replica.replica import Diverged, Replica
+from xstream.v1 import xstream_pb2 as pb
 
 
 def _primary_engine() -> Engine:
@@ -97,3 +100,56 @@ def test_a_snapshot_file_of_version_4_still_recovers(tmp_path: Path) -> None:
     rec = Store(tmp_path, "always").recover(engine, engine.apply_record)
     assert rec.meta["replid"] == "r" * 40
     assert engine.key_count() == 5 and engine.settings.values == {b"stream-idmp-maxsize": 12}
+
+
+def test_a_piece_the_disk_refuses_fails_the_sync_and_leaves_no_file(tmp_path: Path) -> None:
+    """The file is written by a thread of its own (store.SnapshotWriter): a write that fails
+    there is raised to the link at a later piece or at the end, and the file is removed."""
+    p, r = _primary_engine(), _replica(tmp_path)
+    before = r.engine.digest()
+    _begin(r)
+    sync = r.receiving
+    assert sync is not None
+    os.close(sync.file.fd)  # every write from now on fails (EBADF), as a dead disk's would
+    sync.file.fd = os.open(os.devnull, os.O_RDONLY)
+    with pytest.raises(OSError):
+        for piece in snapshot.dump_chunks(p, chunk_size=4096):
+            r.on_snapshot_piece(piece)
+        r.on_snapshot()
+    r.link_stopped("disk")  # what the link does on OSError
+    assert r.engine.digest() == before and r.offset == 0 and r.receiving is None
+    assert _leftovers(tmp_path) == []
+
+
+def test_the_file_is_flushed_as_it_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every FLUSH_BYTES the writer thread fdatasyncs the file while the sync goes on (the
+    fsync at the end finds little left), and what it wrote is the snapshot, byte for byte."""
+    synced: list[int] = []
+    real = os.fdatasync
+
+    def fdatasync(fd: int) -> None:
+        synced.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fdatasync", fdatasync)
+    writer = Store(tmp_path, "always").receive_snapshot(5, {"replid": "r" * 40})
+    writer.FLUSH_BYTES = 4096
+    pieces = list(snapshot.dump_chunks(_primary_engine(), chunk_size=4096))
+    for piece in pieces:
+        writer.write(piece)
+    file = writer.close()
+    assert len(synced) >= sum(map(len, pieces)) // 8192
+    assert file.tmp.read_bytes().endswith(b"".join(pieces))
+    assert file.size == file.tmp.stat().st_size
+
+
+@pytest.mark.parametrize("size", [1, 127, 128, 16_383, 16_384, 1 << 20])
+def test_a_piece_goes_out_as_its_message_would_serialize(size: int) -> None:
+    """The primary sends each piece already serialized (primary/replication.py): the bytes
+    are the message's, and a replica parses them back to the piece."""
+    data = bytes(range(256)) * (size // 256) + bytes(size % 256)
+    wire = chunk_message(data)
+    assert wire == pb.PrimaryMessage(chunk=pb.SnapshotChunk(data=data)).SerializeToString()
+    assert pb.PrimaryMessage.FromString(wire).chunk.data == data

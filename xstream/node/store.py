@@ -39,7 +39,9 @@ import contextlib
 import errno
 import json
 import os
+import queue
 import struct
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -88,29 +90,75 @@ class SnapshotFile:
 
 
 class SnapshotWriter:
-    """A snapshot file being written piece by piece (Store.receive_snapshot)."""
+    """A snapshot file being written piece by piece (Store.receive_snapshot), by a thread of
+    its own: a full sync parses the next piece while this one goes to the disk, and the thread
+    flushes the file every FLUSH_BYTES (fdatasync), so the fsync that makes it durable
+    (install_snapshot) finds little left to write instead of the whole file.
+
+        write(piece) -> [queue of up to QUEUED pieces] -> thread: os.write ... fdatasync
+        close()      -> the queue drained, the thread joined; the file is durable only
+                        once finish_snapshot fsynced it (the flushes are a head start)
+
+    A write or flush that fails stops the thread: the next `write`, or `close`, raises its
+    OSError (the caller discards the file). A full queue makes `write` wait for the thread,
+    so pieces not yet written are bounded, not the snapshot."""
+
+    QUEUED = 8  # pieces waiting for the thread (a full sync's are ~1 MiB each)
+    FLUSH_BYTES = 8 << 20  # written between two fdatasyncs
 
     def __init__(self, file: SnapshotFile, fd: int) -> None:
         self.file = file  # its offset, temporary path and bytes so far
         self.fd = fd  # open for writing; -1 once closed
+        self._pieces: queue.Queue[bytes | None] = queue.Queue(self.QUEUED)
+        self._error: OSError | None = None  # the thread's failure, raised to the caller
+        self._thread = threading.Thread(target=self._run, name="snapshot-writer", daemon=True)
+        self._thread.start()
 
     def write(self, data: bytes) -> None:
-        """Append a piece (to the page cache; install_snapshot fsyncs). OSError: discard."""
-        _write_all(self.fd, data)
+        """Queue a piece for the thread. OSError (an earlier piece failed): discard."""
+        if self._error is not None:
+            raise self._error
+        self._pieces.put(data)
         self.file.size += len(data)
 
     def close(self) -> SnapshotFile:
+        """Every piece written, the file closed; OSError if a piece failed (the file is
+        removed then, as `discard` does)."""
+        self._stop()
+        if self._error is not None:
+            self.discard()
+            raise self._error
         os.close(self.fd)
         self.fd = -1
         return self.file
 
     def discard(self) -> None:
         """Close and remove the temporary file (a sync that failed or broke off)."""
+        self._stop()
         if self.fd >= 0:
             with contextlib.suppress(OSError):
                 os.close(self.fd)
             self.fd = -1
         self.file.tmp.unlink(missing_ok=True)
+
+    def _stop(self) -> None:
+        if self._thread.is_alive():
+            self._pieces.put(None)
+            self._thread.join()
+
+    def _run(self) -> None:
+        unflushed = 0
+        while (data := self._pieces.get()) is not None:
+            if self._error is not None:
+                continue  # failed: the rest is dropped until close or discard
+            try:
+                _write_all(self.fd, data)
+                unflushed += len(data)
+                if unflushed >= self.FLUSH_BYTES:
+                    os.fdatasync(self.fd)
+                    unflushed = 0
+            except OSError as e:
+                self._error = e
 
 
 def _name(prefix: str, offset: int, suffix: str) -> str:

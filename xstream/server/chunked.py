@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from xstream.engine.reply import EntryRun, PairMap, Reply
+from xstream.protocol import field_number, framed
 from xstream.v1 import xstream_pb2 as pb
 
 from . import wire
@@ -35,30 +36,11 @@ CHUNK = 500  # entries per run: ~1 ms of work between two yields
 LONG = 4 * CHUNK  # shorter replies are built whole
 
 
-def _number(message: type, name: str) -> int:
-    return int(message.DESCRIPTOR.fields_by_name[name].number)  # type: ignore[attr-defined]
-
-
-_REPLY_VALUE = _number(pb.Reply, "value")
-_VALUE_ENTRIES = _number(pb.Value, "entries")
-_VALUE_PAIR_MAP = _number(pb.Value, "pair_map")
-_MAP_VALUES = _number(pb.Map, "values")
-_STREAMS_STREAMS = _number(pb.StreamsReply, "streams")
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def _framed(number: int, pieces: list[bytes]) -> list[bytes]:
-    """A length-delimited field holding `pieces` (joined later, once): tag, length, pieces."""
-    size = sum(map(len, pieces))
-    return [_varint(number << 3 | 2) + _varint(size), *pieces]
+_REPLY_VALUE = field_number(pb.Reply, "value")
+_VALUE_ENTRIES = field_number(pb.Value, "entries")
+_VALUE_PAIR_MAP = field_number(pb.Value, "pair_map")
+_MAP_VALUES = field_number(pb.Map, "values")
+_STREAMS_STREAMS = field_number(pb.StreamsReply, "streams")
 
 
 def is_long(reply: Reply) -> bool:
@@ -121,19 +103,19 @@ async def _entry_runs(run: EntryRun) -> list[bytes]:
 async def _value(reply: Reply) -> list[bytes]:
     """A serialized Value for `reply` (entries, or XREAD's key -> entries), in pieces."""
     if isinstance(reply, EntryRun):
-        return _framed(_VALUE_ENTRIES, await _entry_runs(reply))
+        return framed(_VALUE_ENTRIES, await _entry_runs(reply))
     if isinstance(reply, PairMap):
         pieces = [pb.Map(keys=[cast(bytes, k) for k, _ in reply]).SerializeToString()]
         for _, v in reply:
-            pieces += _framed(_MAP_VALUES, await _value(v))
-        return _framed(_VALUE_PAIR_MAP, pieces)
-    return _framed(_VALUE_ENTRIES, await _runs(cast(list[Reply], reply), _entries_run))
+            pieces += framed(_MAP_VALUES, await _value(v))
+        return framed(_VALUE_PAIR_MAP, pieces)
+    return framed(_VALUE_ENTRIES, await _runs(cast(list[Reply], reply), _entries_run))
 
 
 async def reply(value: Reply, offset: int) -> bytes:
     """pb.Reply(value=..., offset=...) serialized in chunks. `value` (a long read's reply,
     is_long) is consumed."""
-    pieces = _framed(_REPLY_VALUE, await _value(value))
+    pieces = framed(_REPLY_VALUE, await _value(value))
     return b"".join([*pieces, pb.Reply(offset=offset).SerializeToString()])
 
 
@@ -148,5 +130,5 @@ async def streams_reply(value: Reply, offset: int) -> bytes:
     for key, entries in cast(PairMap, value):
         head = pb.StreamEntries(key=cast(bytes, key)).SerializeToString()
         runs = await _runs(cast(list[Reply], entries), _stream_run)
-        pieces += _framed(_STREAMS_STREAMS, [head, *runs])
+        pieces += framed(_STREAMS_STREAMS, [head, *runs])
     return b"".join([*pieces, pb.StreamsReply(offset=offset).SerializeToString()])
