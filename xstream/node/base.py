@@ -12,7 +12,9 @@ far, so one client's reads never go backwards (a replica waits a moment, then sa
 WAIT reads the same number as the offset whose acks it waits for.
 
 Long reads (XRANGE, XREVRANGE, XREAD over many entries) are built in slices, the loop
-yielding between two, and bounded in size (slices.py); every argument is bounded too.
+yielding between two, and bounded in size (slices.py). Arguments are bounded by
+proto-max-bulk-len where an edge decodes them (RESP's parser, gRPC's service.py), never here:
+every argv the node is given is within it.
 
 Blocking reads: a read the engine cannot answer yet returns a BlockSpec; the node parks the
 caller on the spec's (db, key)s until a write (on a primary) or an applied record (on a
@@ -140,20 +142,16 @@ class Node(ABC):
         concern: WriteConcern | None = None,
         client_offset: int = 0,
         db: int = 0,
-        bounded: bool = False,
         *,
         runs: bool = False,
     ) -> tuple[Reply, int]:
         """Run one command in database `db`; (reply, replication offset after it). Raises
         StreamError. Counted in INFO commandstats (stats.py). Every command of the RESP edge
         comes here: the engine's writes go straight to `write`, one coroutine frame down.
-        `bounded`: every argument is known within proto-max-bulk-len (the RESP parser's).
         With `runs` (an edge that encodes EntryRun), a long forward XRANGE answers its
         entries as an EntryRun."""
         if not argv:
             raise StreamError("empty command")
-        if not bounded:
-            self.limits.check_args(argv)
         t0 = time.perf_counter()
         server_cmd = SERVER_COMMANDS.get(argv[0].upper())
         if server_cmd is not None:
@@ -306,12 +304,9 @@ class Node(ABC):
         argvs: list[Argv],
         concern: WriteConcern | None,
         db: int = 0,
-        bounded: bool = False,
     ) -> list[Reply | StreamError]:
         """`batchable` writes in `db`, each answered in its place (its reply or its error) as
-        if sent one by one. The primary runs them as one record, logged and settled once.
-        `bounded`: every argument is known within proto-max-bulk-len (the RESP parser's
-        limit), so the primary does not measure them again."""
+        if sent one by one. The primary runs them as one record, logged and settled once."""
         out: list[Reply | StreamError] = []
         for argv in argvs:
             try:
