@@ -44,7 +44,7 @@ from xstream.clock import now_ms
 from xstream.engine import NULL_ARRAY, Engine, Result, StreamError
 from xstream.engine.commands import lookup
 from xstream.engine.context import BlockSpec
-from xstream.engine.reply import Reply, Status
+from xstream.engine.reply import EntryForm, Reply, Status
 from xstream.node import infotext, servercmds, slices, users
 from xstream.node.acl import Acl
 from xstream.node.backlog import Backlog
@@ -143,13 +143,12 @@ class Node(ABC):
         client_offset: int = 0,
         db: int = 0,
         *,
-        runs: bool = False,
+        entries: EntryForm = "lists",
     ) -> tuple[Reply, int]:
         """Run one command in database `db`; (reply, replication offset after it). Raises
         StreamError. Counted in INFO commandstats (stats.py). Every command of the RESP edge
         comes here: the engine's writes go straight to `write`, one coroutine frame down.
-        With `runs` (an edge that encodes EntryRun), a long forward XRANGE answers its
-        entries as an EntryRun."""
+        `entries`: the form the edge takes a long read's stream entries in (EntryForm)."""
         if not argv:
             raise StreamError("empty command")
         t0 = time.perf_counter()
@@ -170,7 +169,7 @@ class Node(ABC):
             elif cmd.write:
                 out = await self.write(argv, concern, db)
             else:
-                out = await self._read(argv, client_offset, db, runs)
+                out = await self._read(argv, client_offset, db, entries)
         except StreamError:
             STATS.call(name, _usec(t0), failed=True)
             raise
@@ -178,13 +177,13 @@ class Node(ABC):
         return out
 
     async def _read(
-        self, argv: Argv, client_offset: int, db: int, runs: bool = False
+        self, argv: Argv, client_offset: int, db: int, entries: EntryForm = "lists"
     ) -> tuple[Reply, int]:
-        """Run an engine read (argv's command, looked up): sliced when long (entries as an
-        EntryRun if `runs`), parked when it blocks."""
+        """Run an engine read (argv's command, looked up): sliced when long (its entries
+        in the form `entries`), parked when it blocks."""
         await self.reach(client_offset)
         if slices.slices_for(argv, self.limits):
-            run = self._read_reply(db, runs)
+            run = self._read_reply(db, entries)
             reply = await slices.read(self.engine, db, run, argv, self.limits)
             return reply, self.offset
         result = self.engine.execute(argv, now_ms(), db)
@@ -198,8 +197,8 @@ class Node(ABC):
         StreamError TRYAGAIN). A primary is always there: it has nothing newer to wait for."""
         return
 
-    def _read_reply(self, db: int, runs: bool = False) -> Callable[[Argv], Reply]:
-        return lambda argv: self.engine.execute(argv, now_ms(), db, runs=runs).reply
+    def _read_reply(self, db: int, entries: EntryForm = "lists") -> Callable[[Argv], Reply]:
+        return lambda argv: self.engine.execute(argv, now_ms(), db, entries=entries).reply
 
     def _read_again(self, argv: Argv, db: int) -> Result:
         return self.engine.execute(argv, now_ms(), db)

@@ -35,7 +35,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from xstream import protocol
 from xstream.engine import StreamError
-from xstream.engine.reply import Reply
+from xstream.engine.reply import EntryForm, Reply
 from xstream.node import slices
 from xstream.node.acl import Acl
 from xstream.node.base import Argv, Node
@@ -126,7 +126,7 @@ class StreamsService(pb_grpc.StreamsServicer):
         argv: Argv,
         context: Context,
         concern: WriteConcern | None = None,
-        runs: bool = False,
+        entries: EntryForm = "lists",
     ) -> tuple[Reply, int]:
         node = self.node
         STATS.command()
@@ -135,7 +135,7 @@ class StreamsService(pb_grpc.StreamsServicer):
             node.check_client_epoch(_metadata_int(context, EPOCH_KEY), [argv])
             client_offset, db = _client_offset(context), _db(node, context)
             node.limits.check_args(argv)
-            out = await node.execute(argv, concern, client_offset, db, runs=runs)
+            out = await node.execute(argv, concern, client_offset, db, entries=entries)
         except StreamError as e:
             await abort(node, context, e)
             raise  # unreachable: abort raises
@@ -145,7 +145,9 @@ class StreamsService(pb_grpc.StreamsServicer):
     async def Execute(self, request: pb.Command, context: Any) -> pb.Reply | bytes:  # noqa: N802
         argv = list(request.argv)
         with self._long_read(argv) as may_be_long:
-            reply, offset = await self._run(argv, context, _concern(request), may_be_long)
+            # a long forward XRANGE's entries come flat: chunked.py and protocol.py encode them
+            entries: EntryForm = "run" if may_be_long else "lists"
+            reply, offset = await self._run(argv, context, _concern(request), entries)
             if may_be_long and chunked.is_long(reply):
                 out: pb.Reply | bytes = await chunked.reply(reply, offset)
             else:
