@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .keyspace import Keyspace
-from .reply import Reply
+from .reply import EntryForm, Reply
 from .settings import EngineConfig, Settings
 
 Argv = list[bytes]
@@ -112,7 +112,7 @@ class Ctx:
     touched: Signaled
     draw: Callable[[], int]  # the engine's next pseudo-random u64 (RANDOMKEY)
     dirty: bool  # see Result.dirty
-    runs: bool  # the caller takes entries as an EntryRun (XRANGE's reply; False: lists)
+    entries: EntryForm  # the form the caller takes stream entries in (reply.py)
 
     def __init__(
         self,
@@ -138,7 +138,7 @@ class Ctx:
         self.touched = []
         self.draw = draw
         self.dirty = True
-        self.runs = False
+        self.entries = "lists"
 
     @property
     def keyspace(self) -> Keyspace:

@@ -48,7 +48,7 @@ from .context import Argv, BlockSpec, Ctx, Result, Signaled
 from .errors import StreamError, not_integer
 from .ids import string2ll
 from .keyspace import Clock, Keyspace, Mode
-from .reply import OK
+from .reply import OK, EntryForm
 from .settings import EngineConfig, Settings
 from .stream import Stream
 
@@ -82,16 +82,16 @@ class Engine:
         db: int = 0,
         *,
         replicated: bool = False,
-        runs: bool = False,
+        entries: EntryForm = "lists",
     ) -> Result:
-        """Run one command in database `db` (a valid index: see check_db). With `runs`, a
-        forward XRANGE answers its entries as an EntryRun (reply.py), the same entries."""
+        """Run one command in database `db` (a valid index: see check_db); stream entries
+        in the form `entries` (reply.py's EntryForm)."""
         cmd = commands.lookup(argv)
         settings = self.settings
         ctx = Ctx(
             argv, now_ms, replicated, self.dbs, db, settings.config, settings, draw=self._draw
         )
-        ctx.runs = runs
+        ctx.entries = entries
         mode = Mode.KEEP if replicated else Mode.EXPIRE if cmd.write else Mode.HIDE
         self._start(now_ms, mode)
         try:

@@ -12,14 +12,15 @@ A reply is built from a few Python types, each standing for one RESP type:
     PairMap        -> map               (RESP3 %n; RESP2 an array of [key, value] pairs:
                                          XREAD / XREADGROUP's per-stream reply)
     EntryRun       -> array of entries  (the list [[id, [field, value, ...]], ...] held
-                                         flat; only where the caller asked for it)
+                                         flat; only where the caller asked for it:
+                                         EntryForm)
 
 Servers turn these into protobuf or RESP (`resp.py`); tests compare them directly.
 """
 
 from __future__ import annotations
 
-from typing import Final, Union, cast
+from typing import Final, Literal, Union, cast
 
 
 class Status(str):
@@ -68,10 +69,23 @@ class PairMap(list["list[Reply]"]):
     __slots__ = ()
 
 
+# The form a read answers stream entries in: a reply shape, chosen by the caller that encodes
+# the reply (an edge, through Node.execute and Engine.execute's `entries`); the entries are the
+# same either way.
+#   "lists"  Redis's [[id, [field, value, ...]], ...]: what every caller takes (the default)
+#   "run"    an EntryRun, for an encoder that writes one without a list per entry (RESP's
+#            longreply, gRPC's chunked); only a forward XRANGE answers one, any other read
+#            (XREVRANGE, XREAD, ...) answers lists whatever is asked
+# A Literal, not an Enum: every engine command passes and stores it, and an Enum member's
+# lookup costs ~650 instructions on Python 3.11 (an Enum here: +11% instructions for an
+# engine XLEN + XRANGE COUNT 1, callgrind), a string constant nothing.
+EntryForm = Literal["lists", "run"]
+
+
 class EntryRun:
     """Stream entries held flat, column by column: the XRANGE reply `entries()` gives,
-    without a list per entry (what a long read is built and encoded from: Engine.execute's
-    `runs`). Entry i is ids[i] with the next counts[i] items of `elements`:
+    without a list per entry (what a long read is built and encoded from: EntryForm's "run").
+    Entry i is ids[i] with the next counts[i] items of `elements`:
 
         ids       b"1-0"                 b"1-1"
         counts    4                      2

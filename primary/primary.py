@@ -301,7 +301,6 @@ class Primary(Node):
         argvs: list[Argv],
         concern: WriteConcern | None,
         db: int = 0,
-        bounded: bool = False,
     ) -> list[Reply | StreamError]:
         if self.replicas:  # only a replica holds writes back (admit)
             await self.admit()
@@ -310,17 +309,7 @@ class Primary(Node):
         except StreamError as e:
             return [e] * len(argvs)
         batch, now = Batch(), now_ms()  # one now: a batch is one turn of the loop
-        limit = self.limits.proto_max_bulk_len
-        if bounded or all(max(map(len, argv)) <= limit for argv in argvs):
-            batch.run_writes(self.engine, argvs, now, db)
-        else:
-            for argv in argvs:
-                try:
-                    self.limits.check_args(argv)
-                except StreamError as e:
-                    batch.fail(e)
-                    continue
-                batch.run(self.engine, argv, now, db)
+        batch.run_writes(self.engine, argvs, now, db)
         batch.count(argvs)
         return await self.commit_batch(batch, concern)
 
@@ -363,7 +352,6 @@ class Primary(Node):
     ) -> Reply:
         """A write is logged and shipped, not settled: the pipeline settles once at its end."""
         if argv and self.engine_is_write(argv):
-            self.limits.check_args(argv)
             return (await self.write(argv, None, db, settle=False))[0]
         return (await self.execute(argv, None, client_offset, db))[0]
 

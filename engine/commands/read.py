@@ -49,7 +49,7 @@ def _range(ctx: Ctx, rev: bool) -> Reply:
         return []
     if count == 0:
         return NULL_ARRAY
-    if ctx.runs and not rev:
+    if ctx.entries == "run" and not rev:
         return s.range_run(start, end, max(count, 0))
     return s.range(start, end, max(count, 0), rev)  # type: ignore[return-value]
 

@@ -104,6 +104,31 @@ def test_reply_and_argument_limits(cluster: Cluster) -> None:
     assert node.execute("XLEN", "big").value.integer == 30_001
 
 
+def test_an_over_long_argument_is_refused_on_every_grpc_path(cluster: Cluster) -> None:
+    """The gRPC edge bounds each argv it takes out of a request (the node floor does not):
+    a Pipeline's over-long command is refused in its place and the others run; a typed
+    method's (XAdd) fails alone, with the same line as Execute's; nothing long is applied."""
+    node = cluster.primary("--proto-max-bulk-len", "1000")
+    refused = "ERR Protocol error: invalid bulk length (1001 bytes, proto-max-bulk-len is 1000)"
+    commands = [
+        [b"XADD", b"s", b"1-1", b"f", b"v"],
+        [b"XADD", b"s", b"1-2", b"f", b"x" * 1001],
+        [b"XADD", b"s", b"1-3", b"f", b"x" * 1000],
+        [b"XRANGE", b"s", b"-", b"+", b"COUNT", b"x" * 1001],
+        [b"XLEN", b"s"],
+    ]
+    request = pb.PipelineRequest(commands=[pb.Command(argv=c) for c in commands])
+    replies = node.streams().Pipeline(request, timeout=30).replies
+    assert [r.error for r in replies] == ["", refused, "", refused, ""]
+    assert [replies[0].value.bulk, replies[2].value.bulk] == [b"1-1", b"1-3"]
+    assert replies[4].value.integer == 2
+    with pytest.raises(grpc.RpcError) as e:
+        field = pb.Field(field=b"f", value=b"y" * 1001)
+        node.streams().XAdd(pb.XAddRequest(key=b"s", fields=[field]), timeout=10)
+    assert e.value.details() == refused
+    assert node.execute("XRANGE", "s", "-", "+").value.entries.ids == [b"1-1", b"1-3"]
+
+
 def test_a_pipelines_replies_share_max_reply_bytes(cluster: Cluster) -> None:
     node = cluster.primary("--max-reply-bytes", "1000000")
     fill(cluster, node, "big", 20_000)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from xstream.engine import NULL_ARRAY, Engine, StreamError
-from xstream.node import records, slices
+from xstream.node import records
 from xstream.node.backlog import Backlog
 from xstream.node.batch import Batch
 from xstream.node.refusals import ReadOnlyError
@@ -159,18 +159,6 @@ def test_write_batch_refused_applies_nothing(tmp_path: Path) -> None:
     out = asyncio.run(p.write_batch([a("XADD s * f v"), a("SET k v")], None))
     assert all(isinstance(r, ReadOnlyError) for r in out)
     assert p.offset == 0 and not p.engine.keyspace
-
-
-def test_write_batch_not_bounded_refuses_a_long_argument_in_its_place(tmp_path: Path) -> None:
-    """Without `bounded` (no RESP parser measured the arguments) each one is measured:
-    the long one is refused where it stands, the others run, in one record."""
-    p = make_primary(tmp_path)
-    p.limits = slices.Limits(proto_max_bulk_len=8)
-    out = asyncio.run(p.write_batch([a("XADD s * f 1"), a("XADD s * f 123456789"),
-                                     a("XADD s * f 2")], None))  # fmt: skip
-    assert isinstance(out[0], bytes) and isinstance(out[2], bytes)
-    assert isinstance(out[1], StreamError) and "proto-max-bulk-len is 8" in str(out[1])
-    assert p.engine.execute(a("XLEN s"), 0).reply == 2 and _records(p) == 1
 
 
 def test_transaction_is_one_record_at_one_time(tmp_path: Path) -> None:

@@ -66,12 +66,12 @@ def test_execute_gives_runs_for_a_forward_xrange_only_when_asked() -> None:
     e = mixed(1)
     for argv in ([b"XRANGE", b"s", b"-", b"+"], [b"XRANGE", b"s", b"(2000", b"+", b"COUNT", b"9"]):
         lists = e.execute(argv, 1).reply
-        run = e.execute(argv, 1, runs=True).reply
+        run = e.execute(argv, 1, entries="run").reply
         assert isinstance(lists, list) and isinstance(run, EntryRun)
         assert run.entries() == lists
     reverse = [b"XREVRANGE", b"s", b"+", b"-"]
-    assert e.execute(reverse, 1, runs=True).reply == e.execute(reverse, 1).reply
-    assert e.execute([b"XRANGE", b"nokey", b"-", b"+"], 1, runs=True).reply == []
+    assert e.execute(reverse, 1, entries="run").reply == e.execute(reverse, 1).reply
+    assert e.execute([b"XRANGE", b"nokey", b"-", b"+"], 1, entries="run").reply == []
 
 
 def test_a_sliced_read_joins_runs_into_a_run() -> None:
@@ -79,7 +79,7 @@ def test_a_sliced_read_joins_runs_into_a_run() -> None:
     limits = Limits(slice_entries=50)
 
     def run(argv: list[bytes]) -> Reply:
-        return e.execute(argv, 2, runs=True).reply
+        return e.execute(argv, 2, entries="run").reply
 
     for argv in (
         [b"XRANGE", b"s", b"-", b"+"],
@@ -163,7 +163,7 @@ def test_ids_past_the_seven_bit_sequence_table() -> None:
     for start, first in ((b"-", 0), (b"5-100", 100)):
         argv = [b"XRANGE", b"s", start, b"+"]
         lists = e.execute(argv, 1).reply
-        run = e.execute(argv, 1, runs=True).reply
+        run = e.execute(argv, 1, entries="run").reply
         assert isinstance(lists, list) and isinstance(run, EntryRun)
         assert [item[0] for item in lists] == [*ids[first:], top]  # type: ignore[index]
         assert run.ids == [item[0] for item in lists]  # type: ignore[index]

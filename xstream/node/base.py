@@ -12,7 +12,9 @@ far, so one client's reads never go backwards (a replica waits a moment, then sa
 WAIT reads the same number as the offset whose acks it waits for.
 
 Long reads (XRANGE, XREVRANGE, XREAD over many entries) are built in slices, the loop
-yielding between two, and bounded in size (slices.py); every argument is bounded too.
+yielding between two, and bounded in size (slices.py). Arguments are bounded by
+proto-max-bulk-len where an edge decodes them (RESP's parser, gRPC's service.py), never here:
+every argv the node is given is within it.
 
 Blocking reads: a read the engine cannot answer yet returns a BlockSpec; the node parks the
 caller on the spec's (db, key)s until a write (on a primary) or an applied record (on a
@@ -42,7 +44,7 @@ from xstream.clock import now_ms
 from xstream.engine import NULL_ARRAY, Engine, Result, StreamError
 from xstream.engine.commands import lookup
 from xstream.engine.context import BlockSpec
-from xstream.engine.reply import Reply, Status
+from xstream.engine.reply import EntryForm, Reply, Status
 from xstream.node import infotext, servercmds, slices, users
 from xstream.node.acl import Acl
 from xstream.node.backlog import Backlog
@@ -140,20 +142,15 @@ class Node(ABC):
         concern: WriteConcern | None = None,
         client_offset: int = 0,
         db: int = 0,
-        bounded: bool = False,
         *,
-        runs: bool = False,
+        entries: EntryForm = "lists",
     ) -> tuple[Reply, int]:
         """Run one command in database `db`; (reply, replication offset after it). Raises
         StreamError. Counted in INFO commandstats (stats.py). Every command of the RESP edge
         comes here: the engine's writes go straight to `write`, one coroutine frame down.
-        `bounded`: every argument is known within proto-max-bulk-len (the RESP parser's).
-        With `runs` (an edge that encodes EntryRun), a long forward XRANGE answers its
-        entries as an EntryRun."""
+        `entries`: the form the edge takes a long read's stream entries in (EntryForm)."""
         if not argv:
             raise StreamError("empty command")
-        if not bounded:
-            self.limits.check_args(argv)
         t0 = time.perf_counter()
         server_cmd = SERVER_COMMANDS.get(argv[0].upper())
         if server_cmd is not None:
@@ -172,7 +169,7 @@ class Node(ABC):
             elif cmd.write:
                 out = await self.write(argv, concern, db)
             else:
-                out = await self._read(argv, client_offset, db, runs)
+                out = await self._read(argv, client_offset, db, entries)
         except StreamError:
             STATS.call(name, _usec(t0), failed=True)
             raise
@@ -180,13 +177,13 @@ class Node(ABC):
         return out
 
     async def _read(
-        self, argv: Argv, client_offset: int, db: int, runs: bool = False
+        self, argv: Argv, client_offset: int, db: int, entries: EntryForm = "lists"
     ) -> tuple[Reply, int]:
-        """Run an engine read (argv's command, looked up): sliced when long (entries as an
-        EntryRun if `runs`), parked when it blocks."""
+        """Run an engine read (argv's command, looked up): sliced when long (its entries
+        in the form `entries`), parked when it blocks."""
         await self.reach(client_offset)
         if slices.slices_for(argv, self.limits):
-            run = self._read_reply(db, runs)
+            run = self._read_reply(db, entries)
             reply = await slices.read(self.engine, db, run, argv, self.limits)
             return reply, self.offset
         result = self.engine.execute(argv, now_ms(), db)
@@ -200,8 +197,8 @@ class Node(ABC):
         StreamError TRYAGAIN). A primary is always there: it has nothing newer to wait for."""
         return
 
-    def _read_reply(self, db: int, runs: bool = False) -> Callable[[Argv], Reply]:
-        return lambda argv: self.engine.execute(argv, now_ms(), db, runs=runs).reply
+    def _read_reply(self, db: int, entries: EntryForm = "lists") -> Callable[[Argv], Reply]:
+        return lambda argv: self.engine.execute(argv, now_ms(), db, entries=entries).reply
 
     def _read_again(self, argv: Argv, db: int) -> Result:
         return self.engine.execute(argv, now_ms(), db)
@@ -306,12 +303,9 @@ class Node(ABC):
         argvs: list[Argv],
         concern: WriteConcern | None,
         db: int = 0,
-        bounded: bool = False,
     ) -> list[Reply | StreamError]:
         """`batchable` writes in `db`, each answered in its place (its reply or its error) as
-        if sent one by one. The primary runs them as one record, logged and settled once.
-        `bounded`: every argument is known within proto-max-bulk-len (the RESP parser's
-        limit), so the primary does not measure them again."""
+        if sent one by one. The primary runs them as one record, logged and settled once."""
         out: list[Reply | StreamError] = []
         for argv in argvs:
             try:

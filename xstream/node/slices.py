@@ -22,7 +22,7 @@ The reply is the one an atomic read at the first slice gives (a point in time), 
 * the key deleted, renamed or replaced (another Stream object there) is stale too.
 
 Form: a forward XRANGE read for an edge that encodes EntryRun (engine/reply.py; the RESP
-port and the gRPC Execute, through Node.execute(runs=True)) is asked of the engine flat,
+port and the gRPC Execute: Node.execute(entries="run")) is asked of the engine flat,
 slice by slice, and joined flat: no list per entry is built, charged or encoded. Every other
 read (XREVRANGE, XREAD, the typed gRPC calls, pipelines) is joined as lists, as before.
 
@@ -219,7 +219,7 @@ def _xread_streams_at(argv: Argv, limits: Limits) -> int:
 async def read(engine: Engine, db: int, run: Run, argv: Argv, limits: Limits) -> Reply:
     """The reply of read `argv` in database `db` (slices_for said yes; `run` runs a command
     there), built in slices. If `run` gives a forward XRANGE's entries as an EntryRun
-    (Engine.execute's `runs`), the reply is one too, joined."""
+    (EntryForm's "run"), the reply is one too, joined."""
     with gc_paused():
         return await _read(engine, db, run, argv, limits)
 

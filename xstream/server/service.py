@@ -16,6 +16,10 @@ request may carry the highest epoch its client has seen in the same key, and a p
 refuses writes from a client that has seen a newer epoch than its own (it is stale).
 Databases: a request's commands run in the database its metadata `xstream-db` names (0
 without it; a bad index fails the request with SELECT's error line).
+Argument bounds: the node floor never measures arguments; each edge bounds what it decodes.
+Here every argv taken out of a request is held to proto-max-bulk-len (Limits.check_args,
+Redis's "Protocol error: invalid bulk length" line) before the node sees it: a command fails
+alone (a Pipeline's in its place, the others run; an Ingest batch ends the stream).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from xstream import protocol
 from xstream.engine import StreamError
-from xstream.engine.reply import Reply
+from xstream.engine.reply import EntryForm, Reply
 from xstream.node import slices
 from xstream.node.acl import Acl
 from xstream.node.base import Argv, Node
@@ -122,7 +126,7 @@ class StreamsService(pb_grpc.StreamsServicer):
         argv: Argv,
         context: Context,
         concern: WriteConcern | None = None,
-        runs: bool = False,
+        entries: EntryForm = "lists",
     ) -> tuple[Reply, int]:
         node = self.node
         STATS.command()
@@ -130,7 +134,8 @@ class StreamsService(pb_grpc.StreamsServicer):
             authorize(self.served.acl, context, argv)
             node.check_client_epoch(_metadata_int(context, EPOCH_KEY), [argv])
             client_offset, db = _client_offset(context), _db(node, context)
-            out = await node.execute(argv, concern, client_offset, db, runs=runs)
+            node.limits.check_args(argv)
+            out = await node.execute(argv, concern, client_offset, db, entries=entries)
         except StreamError as e:
             await abort(node, context, e)
             raise  # unreachable: abort raises
@@ -140,7 +145,9 @@ class StreamsService(pb_grpc.StreamsServicer):
     async def Execute(self, request: pb.Command, context: Any) -> pb.Reply | bytes:  # noqa: N802
         argv = list(request.argv)
         with self._long_read(argv) as may_be_long:
-            reply, offset = await self._run(argv, context, _concern(request), may_be_long)
+            # a long forward XRANGE's entries come flat: chunked.py and protocol.py encode them
+            entries: EntryForm = "run" if may_be_long else "lists"
+            reply, offset = await self._run(argv, context, _concern(request), entries)
             if may_be_long and chunked.is_long(reply):
                 out: pb.Reply | bytes = await chunked.reply(reply, offset)
             else:
@@ -164,9 +171,11 @@ class StreamsService(pb_grpc.StreamsServicer):
                 authorize(self.served.acl, context, argv)
             node.check_client_epoch(_metadata_int(context, EPOCH_KEY), argvs)
             db = _db(node, context)
+            bounded, refused = _within_bounds(node.limits, argvs)
             results, offset = await node.pipeline(
-                argvs, _concern(request), _client_offset(context), db
+                bounded, _concern(request), _client_offset(context), db
             )
+            results = _in_place(results, refused)
         except StreamError as e:  # the pipeline's own acks (or a stale primary)
             await abort(node, context, e)
             raise
@@ -300,6 +309,33 @@ class StreamsService(pb_grpc.StreamsServicer):
 
     async def XSetId(self, request: pb.XSetIdRequest, context: Any) -> pb.Reply:  # noqa: N802
         return await self._reply(wire.xsetid_argv(request), context, _concern(request))
+
+
+def _within_bounds(
+    limits: slices.Limits, argvs: list[Argv]
+) -> tuple[list[Argv], dict[int, StreamError]]:
+    """A pipeline's commands whose every argument is within proto-max-bulk-len, and the
+    refusal of each other one by its place (an over-long command runs nothing, so the others
+    run as if it had not been sent)."""
+    refused: dict[int, StreamError] = {}
+    for i, argv in enumerate(argvs):
+        try:
+            limits.check_args(argv)
+        except StreamError as e:
+            refused[i] = e
+    if not refused:
+        return argvs, refused
+    return [argv for i, argv in enumerate(argvs) if i not in refused], refused
+
+
+def _in_place(
+    results: list[Reply | StreamError], refused: dict[int, StreamError]
+) -> list[Reply | StreamError]:
+    """The results of a pipeline's bounded commands with each refusal back in its place."""
+    if not refused:
+        return results
+    ran = iter(results)
+    return [refused[i] if i in refused else next(ran) for i in range(len(results) + len(refused))]
 
 
 async def _alone(batch: pb.IngestBatch) -> AsyncIterator[pb.IngestBatch]:

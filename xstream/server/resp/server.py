@@ -24,9 +24,10 @@ write ends the batch and runs next, on its own.
 Limits, as Redis's:
 * proto-max-bulk-len (node.limits) and the inline/length-line limits: the parser raises a
   ProtocolError with Redis's text; the connection gets it as an error reply, then is closed.
-  So every argument the node is given is within the limit (`bounded`: it does not look
-  again). WARNING: this holds because the parser is made with the node's limit, which is
-  fixed at start (CONFIG SET refuses to change it; a new role keeps it);
+  So every argument the node is given is within the limit (the node floor never looks
+  again: each edge bounds what it decodes). WARNING: this holds because the parser is made
+  with the node's limit, which is fixed at start (CONFIG SET refuses to change it; a new
+  role keeps it);
 * client-query-buffer-limit: a connection with more unparsed input than this is closed;
 * output: Redis's client-output-buffer-limit for normal clients is unlimited; here a client
   that does not read its replies stops being read from (and its commands stop running) while
@@ -306,7 +307,7 @@ class RespConnection(asyncio.Protocol):
         session.last_active = time.monotonic()
         session.last_argv = batch[-1]
         STATS.command(len(batch))
-        replies = await self.server.served.node.write_batch(batch, None, session.db, bounded=True)
+        replies = await self.server.served.node.write_batch(batch, None, session.db)
         proto = session.proto
         out = []
         for reply in replies:
@@ -340,18 +341,18 @@ class RespConnection(asyncio.Protocol):
                 return await self._execute_connection(name, argv, session, node, conn)
             if slices.slices_for(argv, node.limits):
                 with slices.gc_paused():  # until its reply is encoded
-                    reply, _ = await node.execute(argv, db=session.db, runs=True)
+                    reply, _ = await node.execute(argv, db=session.db, entries="run")
                     if longreply.is_long(reply):
                         return await longreply.encode_long(reply, session.proto)
                     return [encode(reply, session.proto)]
             if name in MAY_BLOCK:
                 session.blocked = True
                 try:
-                    reply, _ = await node.execute(argv, db=session.db, bounded=True)
+                    reply, _ = await node.execute(argv, db=session.db)
                 finally:
                     session.blocked = False
             else:
-                reply, _ = await node.execute(argv, db=session.db, bounded=True)
+                reply, _ = await node.execute(argv, db=session.db)
             if name == b"INFO" and isinstance(reply, bytes):
                 return [encode_edge(Verbatim(reply), session.proto)]
             return [encode(reply, session.proto)]
