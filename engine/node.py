@@ -563,7 +563,7 @@ def collect_run(
     mfields, pos = master_fields(buf)
     nf = len(mfields)
     fields_size = sum(map(len, mfields))
-    ids, counts, elements = run.ids, run.counts, run.elements
+    ids, shapes, counts, elements = run.ids, run.shapes, run.counts, run.elements
     size = run.size
     mms, mseq = master_id.ms, master_id.seq
     lo_ms, lo_seq = start.ms, start.seq
@@ -611,12 +611,14 @@ def collect_run(
                 elements.append(mfields[k])
                 pos = lp_.append_bytes(buf, pos, elements)
                 size += len(elements[-1])
+            shapes.append(mfields)
             counts.append(2 * nf)
         else:
             size += 3 * n
             for _ in range(n):
                 pos = lp_.append_bytes(buf, pos, elements)
                 size += len(elements[-1])
+            shapes.append(())
             counts.append(n)
         pos += 2 if buf[pos] < 0x80 else lp_.element_size(buf, pos)
         if ms != prefix_ms:
