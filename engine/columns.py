@@ -27,7 +27,6 @@ from __future__ import annotations
 from typing import Final
 
 from . import listpack as lp_
-from .listpack import UINT7_DIGITS
 from .node import FLAG_DELETED, FLAG_SAMEFIELDS, master_fields
 
 _MASK64: Final = (1 << 64) - 1
@@ -99,55 +98,16 @@ def decode_node(
         # -- the values (and, without SAMEFIELDS, the names before each) --
         if same:
             for _ in range(n):
-                pos = _value(lp, pos, values)
+                pos = lp_.append_bytes(lp, pos, values)
             out.shapes.append(master_shape)
         else:
             names: list[bytes] = []
             for _ in range(n):
                 name, pos = lp_.get_bytes(lp, pos)
                 names.append(name)
-                pos = _value(lp, pos, values)
+                pos = lp_.append_bytes(lp, pos, values)
             out.shapes.append(out.shape(tuple(names)))
         pos += 2 if lp[pos] < 0x80 else lp_.element_size(lp, pos)  # lp-count
         out.ms.append(ms)
         out.seq.append(seq)
     return False
-
-
-def _value(lp: bytes, pos: int, values: list[bytes]) -> int:
-    """Append the string form of the element at `pos`; the next position. Short strings,
-    7-bit and 64-bit integers (the common elements) inline, the rest through get_bytes."""
-    b = lp[pos]
-    if b < 0x80:
-        values.append(UINT7_DIGITS[b])
-        return pos + 2
-    if b < 0xC0:
-        e = pos + 1 + (b & 0x3F)
-        values.append(lp[pos + 1 : e])
-        return e + 1
-    if b == 0xF4:
-        values.append(b"%d" % _int64(lp, pos + 1))
-        return pos + 10
-    v, pos = lp_.get_bytes(lp, pos)
-    values.append(v)
-    return pos
-
-
-def _int64(lp: bytes, p: int) -> int:
-    """The little-endian int64 at `p`, byte by byte: machine-word arithmetic when compiled,
-    where struct's unpack would be a call into Python."""
-    v = (
-        lp[p]
-        | lp[p + 1] << 8
-        | lp[p + 2] << 16
-        | lp[p + 3] << 24
-        | lp[p + 4] << 32
-        | lp[p + 5] << 40
-        | lp[p + 6] << 48
-    )
-    top = lp[p + 7]
-    if top:
-        v |= top << 56
-        if top >= 0x80:
-            v -= 1 << 64
-    return v

@@ -294,8 +294,21 @@ def read_int(lp: bytes | bytearray, pos: int) -> tuple[int, int]:
     return v, nxt
 
 
-# b"%d" % v for the 7-bit integers, the most common integer elements.
-UINT7_DIGITS: Final[tuple[bytes, ...]] = tuple(b"%d" % v for v in range(128))
+# b"%d" % v below 1000 (7-bit integers are the most common integer elements, and an ID's
+# seq is mostly small), and the same numbers zero-padded to three digits: decimal() joins two.
+DIGITS: Final[tuple[bytes, ...]] = tuple(b"%d" % v for v in range(1000))
+_DIGITS03: Final[tuple[bytes, ...]] = tuple(b"%03d" % v for v in range(1000))
+
+
+def decimal(v: int) -> bytes:
+    """b"%d" % v in at most one new bytes object: none below 1000 (a shared one), one
+    concatenation below a million. Compiled, `b"%d" % v` builds the digits in one object and
+    copies them into another."""
+    if 0 <= v < 1000:
+        return DIGITS[v]
+    if 0 < v < 1_000_000:
+        return DIGITS[v // 1000] + _DIGITS03[v % 1000]
+    return b"%d" % v
 
 
 def get_bytes(lp: bytes, pos: int) -> tuple[bytes, int]:
@@ -305,22 +318,60 @@ def get_bytes(lp: bytes, pos: int) -> tuple[bytes, int]:
     """
     b = lp[pos]
     if b < 0x80:
-        return UINT7_DIGITS[b], pos + 2
+        return DIGITS[b], pos + 2
     if b < 0xC0:
         end = pos + 1 + (b & 0x3F)
         return lp[pos + 1 : end], end + 1
     if b < 0xE0:
         u = ((b & 0x1F) << 8) | lp[pos + 1]
-        return b"%d" % (u - 8192 if u >= 4096 else u), pos + 3
+        return decimal(u - 8192 if u >= 4096 else u), pos + 3
     if b < 0xF0:
         n = ((b & 0x0F) << 8) | lp[pos + 1]
         end = pos + 2 + n
         return lp[pos + 2 : end], end + (1 if n + 2 <= 127 else 2)
-    if 0xF1 <= b <= 0xF2:
-        i, after = _int16_or_24(lp, pos, b)
-        return b"%d" % i, after
+    if b == 0xF1:  # byte by byte: machine words when compiled (see _int16_or_24)
+        u = lp[pos + 1] | lp[pos + 2] << 8
+        return decimal(u - 0x10000 if u >= 0x8000 else u), pos + 4
+    if b == 0xF2:
+        u = lp[pos + 1] | lp[pos + 2] << 8 | lp[pos + 3] << 16
+        return decimal(u - 0x1000000 if u >= 0x800000 else u), pos + 5
+    if b == 0xF4:
+        return b"%d" % int64_at(lp, pos + 1), pos + 10
     v, nxt = get(lp, pos)
-    return (v if isinstance(v, bytes) else b"%d" % v), nxt
+    return (v if isinstance(v, bytes) else decimal(v)), nxt
+
+
+def int64_at(lp: bytes, p: int) -> int:
+    """The little-endian int64 at `p`, byte by byte: machine-word arithmetic when compiled,
+    where struct's unpack would be a call into Python."""
+    v = (
+        lp[p]
+        | lp[p + 1] << 8
+        | lp[p + 2] << 16
+        | lp[p + 3] << 24
+        | lp[p + 4] << 32
+        | lp[p + 5] << 40
+        | lp[p + 6] << 48
+    )
+    top = lp[p + 7]
+    if top:
+        v |= top << 56
+        if top >= 0x80:
+            v -= 1 << 64
+    return v
+
+
+def append_bytes(lp: bytes, pos: int, out: list[bytes]) -> int:
+    """Append get_bytes(lp, pos)'s string to `out`; the next position. Short strings inline
+    (the common string element: a slice, with no tuple to return)."""
+    b = lp[pos]
+    if 0x80 <= b < 0xC0:
+        end = pos + 1 + (b & 0x3F)
+        out.append(lp[pos + 1 : end])
+        return end + 1
+    v, pos = get_bytes(lp, pos)
+    out.append(v)
+    return pos
 
 
 def _int16_or_24(lp: bytes | bytearray, pos: int, b: int) -> tuple[int, int]:

@@ -38,12 +38,12 @@ from typing import Final
 from . import listpack as lp_
 from .ids import StreamID
 from .listpack import (
+    DIGITS,
     ENC16,
     ENC24,
     SMALL_INTS,
     STR6_BACK,
     STR6_HEAD,
-    UINT7_DIGITS,
     encode_int,
     encode_str,
 )
@@ -537,8 +537,7 @@ def collect(
         pos += 2 if buf[pos] < 0x80 else lp_.element_size(buf, pos)  # lp-count
         if ms != prefix_ms:
             prefix_ms, prefix = ms, b"%d-" % ms
-        # (b"%b%d" builds the ID in one bytes: prefix + b"%d" % seq would build two)
-        out.append([prefix + UINT7_DIGITS[seq] if seq < 128 else b"%b%d" % (prefix, seq), fv])
+        out.append([id_bytes(prefix, seq), fv])
         if ids is not None:
             ids.append(StreamID(ms, seq))
         if len(out) == limit:
@@ -564,7 +563,7 @@ def collect_run(
     mfields, pos = master_fields(buf)
     nf = len(mfields)
     fields_size = sum(map(len, mfields))
-    ids, counts, elements = run.ids, run.counts, run.elements
+    ids, shapes, counts, elements = run.ids, run.shapes, run.counts, run.elements
     size = run.size
     mms, mseq = master_id.ms, master_id.seq
     lo_ms, lo_seq = start.ms, start.seq
@@ -610,27 +609,21 @@ def collect_run(
             size += fields_size + 6 * nf
             for k in range(nf):
                 elements.append(mfields[k])
-                b = buf[pos]
-                if 0x80 <= b < 0xC0:
-                    e = pos + 1 + (b & 0x3F)
-                    v = buf[pos + 1 : e]
-                    pos = e + 1
-                else:
-                    v, pos = lp_.get_bytes(buf, pos)
-                elements.append(v)
-                size += len(v)
+                pos = lp_.append_bytes(buf, pos, elements)
+                size += len(elements[-1])
+            shapes.append(mfields)
             counts.append(2 * nf)
         else:
             size += 3 * n
             for _ in range(n):
-                v, pos = lp_.get_bytes(buf, pos)
-                elements.append(v)
-                size += len(v)
+                pos = lp_.append_bytes(buf, pos, elements)
+                size += len(elements[-1])
+            shapes.append(())
             counts.append(n)
         pos += 2 if buf[pos] < 0x80 else lp_.element_size(buf, pos)
         if ms != prefix_ms:
             prefix_ms, prefix = ms, b"%d-" % ms
-        eid = prefix + UINT7_DIGITS[seq] if seq < 128 else b"%b%d" % (prefix, seq)
+        eid = id_bytes(prefix, seq)
         ids.append(eid)
         size += len(eid) + 3
         if len(ids) == limit:
@@ -638,6 +631,12 @@ def collect_run(
             break
     run.size = size
     return done
+
+
+def id_bytes(prefix: bytes, seq: int) -> bytes:
+    """An entry's ID, b"<ms>-<seq>", from `prefix` b"<ms>-" (entries share it): one bytes,
+    where prefix + b"%d" % seq would build two."""
+    return prefix + DIGITS[seq] if seq < 1000 else b"%b%d" % (prefix, seq)
 
 
 def payload_size(entries: list[RangeItem]) -> int:

@@ -85,17 +85,25 @@ EntryForm = Literal["lists", "run"]
 class EntryRun:
     """Stream entries held flat, column by column: the XRANGE reply `entries()` gives,
     without a list per entry (what a long read is built and encoded from: EntryForm's "run").
-    Entry i is ids[i] with the next counts[i] items of `elements`:
+    Entry i is ids[i] with the next counts[i] items of `elements`; shapes[i] is the tuple of
+    its fields when they are a stream node's master fields (nearly always), the one tuple
+    object for every such entry of that node, else ():
 
         ids       b"1-0"                 b"1-1"
+        shapes    (b"f", b"g")           ()
         counts    4                      2
         elements  b"f", b"a", b"g", b"b", b"f", b"c"
+
+    A shape lets an encoder frame an entry's fields once per node rather than once per entry
+    (codec.py): when shapes[i] is not (), counts[i] == 2 * len(shapes[i]) and the entry's
+    fields in `elements` are shapes[i]'s items, in order.
     """
 
-    __slots__ = ("counts", "elements", "ids", "size")
+    __slots__ = ("counts", "elements", "ids", "shapes", "size")
 
     def __init__(self) -> None:
         self.ids: list[bytes] = []  # each entry's b"<ms>-<seq>"
+        self.shapes: list[tuple[bytes, ...]] = []  # each entry's master fields, or ()
         self.counts: list[int] = []  # each entry's number of fields and values
         self.elements: list[bytes] = []  # every entry's field, value, ..., in order
         self.size = 0  # the payload: its bytes plus 3 per ID, field and value
@@ -118,16 +126,19 @@ class EntryRun:
     def extend(self, other: EntryRun) -> None:
         """Append `other`'s entries."""
         self.ids += other.ids
+        self.shapes += other.shapes
         self.counts += other.counts
         self.elements += other.elements
         self.size += other.size
 
     @classmethod
     def of(cls, entries: list[Reply]) -> EntryRun:
-        """The run of [[id, [field, value, ...]], ...] `entries`."""
+        """The run of [[id, [field, value, ...]], ...] `entries` (no shapes: every entry's
+        fields are its own)."""
         run = cls()
         for eid, fv in cast("list[tuple[bytes, list[bytes]]]", entries):
             run.ids.append(eid)
+            run.shapes.append(())
             run.counts.append(len(fv))
             run.elements += fv
             run.size += len(eid) + sum(map(len, fv)) + 3 * (len(fv) + 1)

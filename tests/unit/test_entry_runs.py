@@ -111,6 +111,30 @@ def test_a_run_encodes_as_its_lists(proto: int) -> None:
     assert set(consumed.ids) == {b""}  # released as encoded
 
 
+@pytest.mark.parametrize("proto", [2, 3])
+def test_an_engine_run_encodes_as_its_lists(proto: int) -> None:
+    """The engine's runs carry shapes (the master fields of nearly every entry; () for
+    entries with their own fields): encoded whole, in pieces and by longreply, as the
+    lists encode; values past the shapes' cached lengths (70 and 5,000 bytes) included."""
+    e = mixed(5, 3000)
+    argv = [b"XRANGE", b"s", b"-", b"+"]
+    entries = e.execute(argv, 1).reply
+    run = e.execute(argv, 1, runs=True).reply
+    assert isinstance(entries, list) and isinstance(run, EntryRun)
+    assert {len(s) for s in run.shapes} >= {0, 1, 2, 3}  # shaped and unshaped entries
+    at = 0
+    for fields, n in zip(run.shapes, run.counts, strict=True):
+        assert not fields or run.elements[at : at + n : 2] == list(fields)
+        assert not fields or n == 2 * len(fields)
+        at += n
+    assert encode(run, proto) == encode(entries, proto)
+    for first, last in ((0, 1), (7, 400), (1000, len(run))):
+        items, at = encode_run_items(run, first, last, sum(run.counts[:first]))
+        assert at == sum(run.counts[:last])
+        assert items == encode(entries[first:last], proto).split(b"\r\n", 1)[1]
+    assert b"".join(asyncio.run(longreply.encode_long(run, proto))) == encode(entries, proto)
+
+
 def test_a_run_in_protobuf_is_its_lists_message() -> None:
     entries = mixed(4, 3000).execute([b"XRANGE", b"s", b"-", b"+"], 1).reply
     assert isinstance(entries, list) and chunked.is_long(entries)

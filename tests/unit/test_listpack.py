@@ -206,6 +206,24 @@ def test_get_bytes_gives_the_original_strings() -> None:
     assert packed[pos] == 0xFF
 
 
+def test_append_bytes_appends_what_get_bytes_gives() -> None:
+    elements = sample_elements()
+    packed = bytes(lp.build(elements))
+    pos = lp.HEADER_SIZE
+    got: list[bytes] = []
+    for _ in elements:
+        pos = lp.append_bytes(packed, pos, got)
+    assert got == [e if isinstance(e, bytes) else b"%d" % e for e in elements]
+    assert packed[pos] == 0xFF
+
+
+@pytest.mark.parametrize("low", [-2000, 0, 990, 99_990, 999_990, 1_000_990, 2**63 - 10])
+def test_decimal_is_percent_d(low: int) -> None:
+    """Every table boundary (0, 1000, a million) and past it, negatives, int64's top."""
+    for v in [*range(low, low + 20), low * 7 // 3, -low]:
+        assert lp.decimal(v) == b"%d" % v
+
+
 def test_append_counts_and_saturates_at_65535() -> None:
     packed = lp.new()
     lp.append(packed, lp.encode_int(1) * 65534, 65534)

@@ -56,6 +56,17 @@ _RUN_FIRST_HDR: Final = [b"*2\r\n$%d\r\n" % n for n in range(64)]
 _RUN_ENTRY_HDR: Final = [b"\r\n*2\r\n$%d\r\n" % n for n in range(64)]
 _RUN_ARRAY_HDR: Final = [b"\r\n*%d" % n for n in range(_SHARED_HDRS)]
 _RUN_BULK_HDR: Final = [b"\r\n$%d\r\n" % n for n in range(_SHARED_HDRS)]
+# A shaped entry's fields (EntryRun.shapes: a node's master fields) are framed together with
+# the header of the value after each: one part per field, built once per shape and value
+# length. Field q's part for a value of m bytes is heads[q * _HEAD_LENS + m], built on first
+# use (b"" until then); the first field's part opens the entry's array:
+#
+#   q = 0    \r\n*<2 * fields>\r\n$<field length>\r\n<field>\r\n$<m>\r\n
+#   q > 0    \r\n$<field length>\r\n<field>\r\n$<m>\r\n
+#
+_HEAD_LENS: Final = 64  # values this short take a cached part (longer: built per value)
+_MAX_SHAPES: Final = 256  # shapes whose parts are kept (the table starts over past it)
+_SHAPE_HEADS: Final[dict[tuple[bytes, ...], list[bytes]]] = {}
 
 
 class ProtocolError(EngineError):
@@ -150,7 +161,8 @@ def _encode_into(out: list[bytes], reply: Reply, resp3: bool) -> None:
     elif isinstance(reply, EntryRun):
         out.append(_ARRAY_HDR[len(reply)] if len(reply) < _SHARED_HDRS else b"*%d" % len(reply))
         if len(reply):  # its parts, without the CRLF that joining `out` puts after them
-            out.append(_encode_run(reply.ids, reply.counts, reply.elements, 0, b"")[0])
+            run = reply
+            out.append(_encode_run(run.ids, run.shapes, run.counts, run.elements, 0, b"")[0])
     elif isinstance(reply, bytes):  # a bytes subclass
         _encode_into(out, bytes(reply), resp3)
     else:
@@ -182,17 +194,27 @@ def encode_run_items(run: EntryRun, first: int, last: int, at: int) -> tuple[byt
     the element after them. An entry is an array in RESP2 and RESP3 alike."""
     if first == last:
         return b"", at
-    return _encode_run(run.ids[first:last], run.counts[first:last], run.elements, at, _CRLF)
+    ids, shapes, counts = run.ids[first:last], run.shapes[first:last], run.counts[first:last]
+    return _encode_run(ids, shapes, counts, run.elements, at, _CRLF)
 
 
 def _encode_run(
-    ids: list[bytes], counts: list[int], elements: list[bytes], at: int, end: bytes
+    ids: list[bytes],
+    shapes: list[tuple[bytes, ...]],
+    counts: list[int],
+    elements: list[bytes],
+    at: int,
+    end: bytes,
 ) -> tuple[bytes, int]:
     """Entries `ids` (at least one; their elements from elements[at]) encoded, followed by
     `end`; and the index past their elements. The entries as lists would encode the same
-    (_encode_items), with a list per entry to walk and a CRLF to copy per part."""
+    (_encode_items), with a list per entry to walk and a CRLF to copy per part. A shaped
+    entry is two parts per field (its field's framing with its value's header, then the
+    value), where its lists would take four."""
     out: list[bytes] = []
     entry_hdr = _RUN_FIRST_HDR
+    shape: tuple[bytes, ...] = ()  # the last shape met, and its parts
+    heads: list[bytes] = []
     for k in range(len(ids)):
         eid = ids[k]
         m = len(eid)
@@ -200,15 +222,50 @@ def _encode_run(
         entry_hdr = _RUN_ENTRY_HDR
         out.append(eid)
         n = counts[k]
-        out.append(_RUN_ARRAY_HDR[n] if n < _SHARED_HDRS else b"\r\n*%d" % n)
-        for j in range(at, at + n):
-            x = elements[j]
-            m = len(x)
-            out.append(_RUN_BULK_HDR[m] if m < _SHARED_HDRS else b"\r\n$%d\r\n" % m)
-            out.append(x)
+        fields = shapes[k]
+        if fields:
+            if fields is not shape:
+                shape, heads = fields, _shape_heads(fields)
+            j = at + 1
+            for q in range(len(fields)):
+                x = elements[j]
+                m = len(x)
+                if m < _HEAD_LENS:
+                    h = heads[q * _HEAD_LENS + m]
+                    if not h:
+                        h = heads[q * _HEAD_LENS + m] = _field_head(fields, q, m)
+                else:
+                    h = _field_head(fields, q, m)
+                out.append(h)
+                out.append(x)
+                j += 2
+        else:
+            out.append(_RUN_ARRAY_HDR[n] if n < _SHARED_HDRS else b"\r\n*%d" % n)
+            for j in range(at, at + n):
+                x = elements[j]
+                m = len(x)
+                out.append(_RUN_BULK_HDR[m] if m < _SHARED_HDRS else b"\r\n$%d\r\n" % m)
+                out.append(x)
         at += n
     out.append(end)
     return b"".join(out), at
+
+
+def _shape_heads(fields: tuple[bytes, ...]) -> list[bytes]:
+    """The parts table of shape `fields` (see _HEAD_LENS), kept across replies."""
+    heads = _SHAPE_HEADS.get(fields)
+    if heads is None:
+        if len(_SHAPE_HEADS) >= _MAX_SHAPES:
+            _SHAPE_HEADS.clear()
+        heads = _SHAPE_HEADS[fields] = [b""] * (len(fields) * _HEAD_LENS)
+    return heads
+
+
+def _field_head(fields: tuple[bytes, ...], q: int, m: int) -> bytes:
+    """Field q's part before a value of m bytes (see _HEAD_LENS)."""
+    field_ = fields[q]
+    head = b"\r\n$%d\r\n%b\r\n$%d\r\n" % (len(field_), field_, m)
+    return b"\r\n*%d%b" % (2 * len(fields), head) if q == 0 else head
 
 
 # --- The shared input buffer --------------------------------------------------------------------
