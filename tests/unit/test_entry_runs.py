@@ -119,7 +119,7 @@ def test_an_engine_run_encodes_as_its_lists(proto: int) -> None:
     e = mixed(5, 3000)
     argv = [b"XRANGE", b"s", b"-", b"+"]
     entries = e.execute(argv, 1).reply
-    run = e.execute(argv, 1, runs=True).reply
+    run = e.execute(argv, 1, entries="run").reply
     assert isinstance(entries, list) and isinstance(run, EntryRun)
     assert {len(s) for s in run.shapes} >= {0, 1, 2, 3}  # shaped and unshaped entries
     at = 0
