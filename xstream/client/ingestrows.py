@@ -189,14 +189,10 @@ def _text_chunk(pairs: list[int], keys: list[Any], values: list[Any]) -> Chunk |
         return None
     try:  # each length as one character, in a str of them (ValueError: a length >= 256)
         value_lengths = _lengths(values)
-        words = _same_keys_words(shape, value_lengths, values) if same_keys else []
-        if not same_keys:
-            # Per pair: tag, key length, key, tag, value length, value (tags there already).
-            words = [_TEXT_TAG] * (6 * len(keys))
-            words[1::6] = _lengths(keys)
-            words[2::6] = keys
-            words[4::6] = value_lengths
-            words[5::6] = values
+        if same_keys:
+            words = _same_keys_words(shape, value_lengths, values)
+        else:
+            words = _pair_words(keys, value_lengths, values)
     except ValueError:  # UnicodeDecodeError included: a length >= 128
         return None
     text = "".join(words)
@@ -208,6 +204,16 @@ def _text_chunk(pairs: list[int], keys: list[Any], values: list[Any]) -> Chunk |
 def _lengths(items: list[str]) -> str:
     """Each item's length as one character (ValueError if one is >= 128)."""
     return bytes(map(len, items)).decode("ascii")
+
+
+def _pair_words(keys: list[str], value_lengths: str, values: list[str]) -> list[str]:
+    """Six words a pair: tag, key length, key, tag, value length, value."""
+    words = [_TEXT_TAG] * (6 * len(keys))  # the tags are there already
+    words[1::6] = _lengths(keys)
+    words[2::6] = keys
+    words[4::6] = value_lengths
+    words[5::6] = values
+    return words
 
 
 def _same_keys_words(shape: list[str], value_lengths: str, values: list[str]) -> list[str]:
