@@ -49,12 +49,14 @@ def xadd_many(
     s = keyspace.stream(key)
     last = s.last_id if s is not None else MIN_ID
     first = _first_id(last, now_ms)
-    _check_entries(entries, first)
+    counts = [len(fv) for fv in entries]  # each entry's element count, and every element:
+    flat = list(chain.from_iterable(entries))  # walked once, for the checks and the effect
+    _check_entries(entries, counts, flat, first)
     if s is None:
         s = keyspace.stream_or_create(key, config.idmp)
     s.append_many(first, entries, config.node_max_bytes, config.node_max_entries)
     ids = format_ids(first, len(entries))
-    effects: list[Argv] = [append.effect(key, ids[0], entries)]
+    effects: list[Argv] = [append.effect(key, ids[0], counts, flat)]
     return Result(cast("list[Reply]", ids), effects, [(db, key)], touched=[(db, key)])
 
 
@@ -75,17 +77,20 @@ def _first_id(last: StreamID, now_ms: int) -> StreamID:
     return first
 
 
-def _check_entries(entries: Sequence[Sequence[bytes]], first: StreamID) -> None:
+def _check_entries(
+    entries: Sequence[Sequence[bytes]], counts: list[int], flat: list[bytes], first: StreamID
+) -> None:
     """The checks of each XADD in turn (arity, an ID left, elements not too large), raising
-    the first one's error; a pass over lengths at C speed clears the common case first.
+    the first one's error; a pass over lengths at C speed clears the common case first
+    (`counts`: each entry's number of elements; `flat`: all the elements, in order).
     """
     room = _MAX_IDV - (first.ms << 64 | first.seq)  # IDs left after the first
-    sizes = set(map(len, entries))
+    sizes = set(counts)
     if (
         min(sizes) >= 2
         and not any(n % 2 for n in sizes)
         and len(entries) - 1 <= room
-        and sum(map(len, chain.from_iterable(entries))) <= LISTPACK_MAX_SIZE
+        and sum(map(len, flat)) <= LISTPACK_MAX_SIZE
     ):
         return
     for k, fv in enumerate(entries):

@@ -16,8 +16,7 @@ Reply: the last ID appended.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from itertools import accumulate, chain
+from itertools import accumulate
 from typing import Final
 
 from ..context import Argv, Ctx
@@ -30,10 +29,15 @@ from .add_trim import id_exhausted
 _MAX_IDV: Final = (1 << 128) - 1
 
 
-def effect(key: bytes, first: bytes, entries: Sequence[Sequence[bytes]]) -> Argv:
-    """The XAPPEND argv for `entries` appended from the ID `first` (already formatted)."""
-    counts = b",".join([b"%d" % len(fv) for fv in entries])
-    return [b"XAPPEND", key, first, counts, *chain.from_iterable(entries)]
+def effect(key: bytes, first: bytes, counts: list[int], flat: list[bytes]) -> Argv:
+    """The XAPPEND argv of entries appended from the ID `first` (already formatted): their
+    element counts, and all their elements in order."""
+    n = counts[0]
+    if counts.count(n) == len(counts):  # the usual batch, rows alike: one count, repeated
+        text = b",".join([b"%d" % n] * len(counts))
+    else:
+        text = b",".join([b"%d" % c for c in counts])
+    return [b"XAPPEND", key, first, text, *flat]
 
 
 def xappend(ctx: Ctx) -> Reply:

@@ -74,6 +74,19 @@ def test_str_rows_take_the_text_path_and_match() -> None:
     assert_same(rows)
 
 
+def test_rows_with_the_same_keys_and_rows_that_differ_match() -> None:
+    """The text path frames the keys once when every row has the same ones in one order."""
+    rows = [{"a": str(i), "bb": "x" * (i % 128), "c": ""} for i in range(300)]
+    assert_same(rows)
+    assert_same([{"".join(["a"]): "1", "bb": "2"}, {"a": "3", "bb": "4"}])  # equal, not same
+    assert_same([*rows[:5], {"bb": "1", "a": "2", "c": "3"}, *rows[5:9]])  # another order
+    assert_same([*rows[:5], {"a": "1", "bb": "2", "d": "3"}, *rows[5:9]])  # another key
+    assert_same([*rows[:5], {"a": "1", "bb": "2"}, *rows[5:9]])  # fewer pairs
+    for key in ["é", "k" * 127, "k" * 128, b"raw", 7]:
+        assert_same([{key: "v", "z": "w"}] * 3)
+    assert_same([{"k": "v", "z": "é"}] * 3)  # a value leaves the text path
+
+
 @pytest.mark.parametrize(
     "value",
     [

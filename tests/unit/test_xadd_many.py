@@ -192,6 +192,8 @@ def test_xappend_effect_replays_and_ships_itself() -> None:
     assert again.reply == b"5-1"
     assert again.effects == [effect]
     assert replica.digest() == e.digest()
+    alike = e.xadd_many(b"s", [[b"a", b"1"]] * 3, 6).effects  # one count, repeated
+    assert alike == [[b"XAPPEND", b"s", b"6-0", b"2,2,2", *[b"a", b"1"] * 3]]
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,8 @@ raised for the first bad row, as one row after the other would raise them.
 Three ways to the same bytes, tried in this order for each chunk:
   text     every row a dict of at most 63 pairs whose keys and values are all ASCII `str`
            shorter than 128, in an encoding that leaves ASCII as is: framed as text in a few
-           passes at C speed (one-byte lengths, one join, one ASCII encode);
+           passes at C speed (one-byte lengths, one join, one ASCII encode); when every row
+           has the same keys in the same order, each key's framing is built once;
   columns  every row a non-empty dict: all keys, then all values through argv.encode, then
            the framing over bytes;
   rows     anything else, or an element that failed to encode: row after row as before, so
@@ -182,23 +183,49 @@ def _chunk_of_dicts(rows: list[Any], encoding: str, errors: str) -> Chunk | None
 
 def _text_chunk(pairs: list[int], keys: list[Any], values: list[Any]) -> Chunk | None:
     """Every key and value an ASCII str shorter than 128, framed as text; else None."""
-    if not (_all_str(keys) and _all_str(values)):
+    shape = keys[: pairs[0]]
+    same_keys = pairs.count(pairs[0]) == len(pairs) and keys == shape * len(pairs)
+    if not (_all_str(shape if same_keys else keys) and _all_str(values)):
         return None
     try:  # each length as one character, in a str of them (ValueError: a length >= 256)
-        key_lengths = bytes(map(len, keys)).decode("ascii")
-        value_lengths = bytes(map(len, values)).decode("ascii")
+        value_lengths = _lengths(values)
+        if same_keys:
+            words = _same_keys_words(shape, value_lengths, values)
+        else:
+            words = _pair_words(keys, value_lengths, values)
     except ValueError:  # UnicodeDecodeError included: a length >= 128
         return None
-    # Per pair: tag, key length, key, tag, value length, value (the tags are there already).
-    words = [_TEXT_TAG] * (6 * len(keys))
-    words[1::6] = key_lengths
-    words[2::6] = keys
-    words[4::6] = value_lengths
-    words[5::6] = values
     text = "".join(words)
     if not text.isascii():  # then byte lengths differ from str lengths
         return None
     return Chunk(len(pairs), bytes(pairs).translate(_DOUBLED), text.encode("ascii"))
+
+
+def _lengths(items: list[str]) -> str:
+    """Each item's length as one character (ValueError if one is >= 128)."""
+    return bytes(map(len, items)).decode("ascii")
+
+
+def _pair_words(keys: list[str], value_lengths: str, values: list[str]) -> list[str]:
+    """Six words a pair: tag, key length, key, tag, value length, value."""
+    words = [_TEXT_TAG] * (6 * len(keys))  # the tags are there already
+    words[1::6] = _lengths(keys)
+    words[2::6] = keys
+    words[4::6] = value_lengths
+    words[5::6] = values
+    return words
+
+
+def _same_keys_words(shape: list[str], value_lengths: str, values: list[str]) -> list[str]:
+    """The words of rows that all have `shape`'s keys in its order (the usual batch): a key's
+    framing and the next value's tag are one word, the same in every row, so each pair is
+    three words (that word, the value's length, the value) instead of six."""
+    heads = [_TEXT_TAG + _lengths([k]) + k + _TEXT_TAG for k in shape]
+    words = [_TEXT_TAG] * (3 * len(values))
+    words[0::3] = heads * (len(values) // len(shape))
+    words[1::3] = value_lengths
+    words[2::3] = values
+    return words
 
 
 def _all_str(items: list[Any]) -> bool:

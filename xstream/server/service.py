@@ -211,9 +211,12 @@ class StreamsService(pb_grpc.StreamsServicer):
                 concern = _concern(batch)
             STATS.command()
             try:
-                elements = list(batch.elements)  # the one copy out of the message
+                # The one copy out of the message; a slice: ~200 instructions an element
+                # fewer than list() (protobuf's container builds it in one call).
+                elements = batch.elements[:]
                 node.limits.check_args([batch.key])  # as check_args([key, *elements])
-                node.limits.check_args(elements)
+                if node.limits.proto_max_bulk_len < MAX_MESSAGE:  # else none can be longer:
+                    node.limits.check_args(elements)  # gRPC refused a message that large
                 authorize(self.served.acl, context, [b"xadd", batch.key, b"*"])
                 node.check_client_epoch(client_epoch)
                 db = _db(node, context)
