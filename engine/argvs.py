@@ -30,8 +30,8 @@ def decode(buf: bytes) -> list[Argv] | None:
         if pos > end:
             return None
         argv: Argv = []
-        for k in range(lens, lens + 4 * argc, 4):
-            n = _u32(buf, k)
+        for k in range(lens, lens + 4 * argc, 4):  # _u32 inlined: called per element
+            n = buf[k] | buf[k + 1] << 8 | buf[k + 2] << 16 | buf[k + 3] << 24
             argv.append(buf[pos : pos + n])
             pos += n
         if pos > end:

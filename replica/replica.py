@@ -54,7 +54,7 @@ from xstream.engine.context import Signaled
 from xstream.engine.errors import CoreError
 from xstream.engine.reply import Reply
 from xstream.engine.snapload import Loader
-from xstream.node import epochs, records, replids, users
+from xstream.node import collector, epochs, records, replids, users
 from xstream.node.backlog import Backlog
 from xstream.node.base import Argv, Node, Signal, log_snapshot_failure
 from xstream.node.concern import WriteConcern
@@ -177,8 +177,10 @@ class Replica(Node):
     # ------------------------------------------------------------ the link (link.py)
 
     def linking(self) -> None:
-        """A link follows the primary now (`stop_link` ends it)."""
+        """A link follows the primary now (`stop_link` ends it); the state it starts from is
+        set aside from the garbage collector (collector.py)."""
         self.linked = True
+        collector.settle()
 
     def link_stopped(self, why: str) -> None:
         """The link's stream ended (`why` is logged by the link); acks stop until the next,
@@ -395,6 +397,7 @@ class Replica(Node):
         self._ask_ack()
         self.wake_all()
         self._applied.fire()
+        collector.settle()  # the snapshot's state aside, the replaced one collected
         slog(
             "full_sync_done",
             offset=offset,

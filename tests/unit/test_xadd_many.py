@@ -11,6 +11,7 @@ import pytest
 from enginecalls import argv
 
 from xstream.engine import Engine, EngineConfig, StreamError, StreamID, api
+from xstream.engine.commands import append
 from xstream.engine.stream import Stream
 
 Entry = list[bytes]
@@ -228,3 +229,40 @@ def test_xappend_bad_input_changes_nothing(args: list[str], error: str) -> None:
     with pytest.raises(StreamError, match=error):
         e.execute(argv(*args))
     assert e.digest() == before
+
+
+@pytest.mark.parametrize(
+    ("counts", "argc"),
+    [
+        (b"2", 6),
+        (b"2,4", 10),
+        (b"6,6,6", 22),
+        (b"02,4", 10),
+        (b"+2", 6),
+        (b" 2", 6),
+        (b"2 ,4", 10),
+        (b"1_0", 14),
+        (b"2,4", 9),
+        (b"2,", 6),
+        (b",2", 6),
+        (b"2,,2", 8),
+        (b"", 4),
+        (b"0", 4),
+        (b"3", 7),
+        (b"2,3", 9),
+        (b"-2", 2),
+        (b"x", 6),
+        (b"4" * 30, 4 + int(b"4" * 30)),
+    ],
+)
+def test_xappend_counts_are_read_as_int_reads_them(counts: bytes, argc: int) -> None:
+    """The digit-by-digit reading of counts (the forms `effect` writes) gives what reading
+    every form int() takes gives: the same bounds, or the same error."""
+
+    def bounds_or_error(read: Callable[[bytes, int, int], list[int]]) -> object:
+        try:
+            return read(counts, argc, 4)
+        except StreamError as e:
+            return str(e)
+
+    assert bounds_or_error(append.entry_bounds) == bounds_or_error(append._checked_bounds)

@@ -1,0 +1,78 @@
+"""The replica's garbage-collector policy (xstream/node/collector.py): once a state is in place
+(a link following, a full sync installed) it is frozen out of collections and young
+collections are rare; a state dropped since the last settle is collected at the next."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from xstream.engine import Engine, snapshot
+from xstream.node import collector, epochs
+from xstream.node.store import Store
+from xstream.replica.replica import Replica
+
+
+@pytest.fixture(autouse=True)
+def _restored_gc() -> Iterator[None]:
+    """Each test leaves the process's collector as it found it."""
+    threshold = gc.get_threshold()
+    gc.unfreeze()
+    yield
+    gc.unfreeze()
+    gc.set_threshold(*threshold)
+
+
+def _replica(directory: Path) -> Replica:
+    store = Store(directory, "everysec")
+    engine = Engine()
+    store.recover(engine, engine.apply_record)
+    return Replica(engine, store, 0, "r", "", "127.0.0.1:1")
+
+
+class _Cycle:
+    """An object in a reference cycle: only the cyclic collector frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_settle_freezes_what_lives_and_makes_young_collections_rare() -> None:
+    middle_old = gc.get_threshold()[1:]
+    collector.settle()
+    assert gc.get_freeze_count() > 0
+    assert gc.get_threshold() == (collector.YOUNG_THRESHOLD, *middle_old)
+
+
+def test_a_cycle_frozen_then_dropped_is_collected_at_the_next_settle() -> None:
+    cycle = _Cycle()
+    alive = weakref.ref(cycle)
+    collector.settle()
+    del cycle
+    gc.collect()  # a frozen object is never walked: the cycle outlives this collection
+    assert alive() is not None
+    collector.settle()  # unfrozen first: the cycle is garbage now
+    assert alive() is None
+
+
+def test_a_replica_settles_when_its_link_starts_following(tmp_path: Path) -> None:
+    r = _replica(tmp_path)
+    assert gc.get_freeze_count() == 0
+    r.linking()
+    assert gc.get_freeze_count() > 0 and gc.get_threshold()[0] == collector.YOUNG_THRESHOLD
+
+
+def test_a_replica_settles_once_a_full_sync_is_installed(tmp_path: Path) -> None:
+    primary = Engine()
+    primary.execute([b"XADD", b"s", b"1-0", b"f", b"v"])
+    r = _replica(tmp_path)
+    r.on_full_sync("x" * 40, 10, 0, epochs.history_of([]), b"", 0)
+    for piece in snapshot.dump_chunks(primary, chunk_size=4096):
+        r.on_snapshot_piece(piece)
+    assert gc.get_freeze_count() == 0
+    r.on_snapshot()
+    assert gc.get_freeze_count() > 0 and r.engine.digest() == primary.digest()
