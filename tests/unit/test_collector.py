@@ -1,9 +1,11 @@
-"""The replica's garbage-collector policy (xstream/node/collector.py): once a state is in place
-(a link following, a full sync installed) it is frozen out of collections and young
-collections are rare; a state dropped since the last settle is collected at the next."""
+"""The nodes' garbage-collector policy (xstream/node/collector.py): once a state is in place
+(a primary's recovered state, a replica's link following, a full sync installed) it is frozen
+out of collections and young collections are rare; a state dropped since the last settle is
+collected at the next."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import weakref
 from collections.abc import Iterator
@@ -76,3 +78,20 @@ def test_a_replica_settles_once_a_full_sync_is_installed(tmp_path: Path) -> None
     assert gc.get_freeze_count() == 0
     r.on_snapshot()
     assert gc.get_freeze_count() > 0 and r.engine.digest() == primary.digest()
+
+
+def test_a_primary_settles_its_recovered_state_before_serving(tmp_path: Path) -> None:
+    from xstream.server.config import NodeConfig  # noqa: PLC0415 (the server floor: this test only)
+    from xstream.server.runner import start_primary  # noqa: PLC0415
+
+    gc.set_threshold(700, 10, 10)
+
+    async def started() -> tuple[tuple[int, int, int], int]:
+        running = await start_primary(NodeConfig("primary", port=0, data_dir=tmp_path))
+        try:
+            return gc.get_threshold(), gc.get_freeze_count()
+        finally:
+            await running.stop(grace=0)
+
+    threshold, frozen = asyncio.run(started())
+    assert threshold[0] == collector.YOUNG_THRESHOLD and frozen > 0

@@ -1,6 +1,6 @@
-"""The cyclic garbage collector's policy for a replica's process: a state once loaded is set
+"""The cyclic garbage collector's policy for a node's process: a state once loaded is set
 aside from the collector, and young collections run rarely enough that the objects of one
-applied message die before one runs.
+applied message (or one written batch) die before one runs.
 
 Why: a replica applying a batched ingest allocates GC-tracked objects for every entry (the
 engine's StreamIDs of an XAPPEND, one per entry, held in a list until the message is
@@ -17,9 +17,14 @@ same way: 1 full collection (the one `settle` runs) per replica over the same in
 
     settle()   unfreeze, collect everything, freeze what is left, set the young threshold
 
-`settle` is called where a state has just been put in place (a link starting to follow, a
-full sync installed). It unfreezes first, so that a state dropped since the last settle (the
-data set a full sync replaced) is collected then if it held cycles, not kept frozen forever.
+The primary's writes churn alike (the engine's IDs of a pipelined batch): a primary under
+300 pipelines of 1,000 XADDs on its RESP port ran 4 full collections (128 ms of CPU, 294
+objects collected) with the default thresholds, none with the young threshold here.
+
+`settle` is called where a state has just been put in place (a primary's recovered state
+before it serves, a replica's link starting to follow, a full sync installed). It unfreezes
+first, so that a state dropped since the last settle (the data set a full sync replaced) is
+collected then if it held cycles, not kept frozen forever.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 
 from xstream.engine import Engine, EngineConfig
-from xstream.node import heap, logs, metrics, users
+from xstream.node import collector, heap, logs, metrics, users
 from xstream.node.acl import Acl
 from xstream.node.base import Node
 from xstream.node.expiry import run_active_expiry
@@ -265,6 +265,7 @@ async def start_primary(cfg: NodeConfig, tls: Tls | None = None) -> Running:
     primary = primary_from(cfg, engine, store, rec)
     host = _host(cfg, primary, tls, acl)
     await primary_users(primary, acl, found)
+    collector.settle()  # the recovered state aside: a write's temporaries die young
     running = await _serve_host(cfg, host, store)
     slog(
         "primary_ready",
