@@ -433,10 +433,16 @@ class Primary(Node):
         acks = [r.ack_offset for r in self.replicas.values() if r.connected]
         return min([self.backlog.start, *acks])
 
+    def pending(self, offset: int, concern: WriteConcern | None) -> bool:
+        """Whether settling `offset` may wait: for its fsync (fsync=always, not synced yet)
+        or for replica acks (any concern asks for them). What is not pending is settled by
+        the lease check alone."""
+        return concern is not None or not self.store.is_durable(offset)
+
     def settled_at_once(self, offset: int, concern: WriteConcern | None) -> bool:
-        """`settle` without a coroutine when it has nothing to wait for (no acks asked, the
-        log durable per the policy already): its lease check, then True; else False."""
-        if concern is not None or not self.store.is_durable(offset):
+        """`settle` without a coroutine when nothing is `pending`: its lease check, then True;
+        False when `settle` must be awaited (the write path saves a coroutine per write)."""
+        if self.pending(offset, concern):
             return False
         self._check_lease_at_ack(offset)
         return True
@@ -444,8 +450,8 @@ class Primary(Node):
     async def settle(self, offset: int, concern: WriteConcern | None) -> None:
         """Durable per the fsync policy, then acked by as many replicas as asked, all within
         this primary's lease."""
-        # WARNING: settled_at_once is this when nothing is waited for; a check added here
-        # belongs there too.
+        if self.settled_at_once(offset, concern):
+            return
         store = self.store
         if not store.is_durable(offset):
             try:
