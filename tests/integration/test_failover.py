@@ -192,6 +192,8 @@ def test_a_primary_that_hears_of_a_newer_epoch_steps_down_and_can_be_demoted(
         r1.promote()
         r2.replicaof(r1)
         xadd(r1, "new", "epoch 2")
+        cluster.settled(r1, [r2])  # r2 has followed r1, so it knows epoch 2
+        assert r2.info().epoch == 2
     finally:
         p.resume()
     xadd(p, "old", "accepted: nobody told it yet")
