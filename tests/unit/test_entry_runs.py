@@ -191,3 +191,23 @@ def test_ids_past_the_seven_bit_sequence_table() -> None:
         assert isinstance(lists, list) and isinstance(run, EntryRun)
         assert [item[0] for item in lists] == [*ids[first:], top]  # type: ignore[index]
         assert run.ids == [item[0] for item in lists]  # type: ignore[index]
+
+
+@pytest.mark.parametrize("proto", [2, 3])
+def test_large_shapes_are_framed_as_unshaped_and_never_kept(proto: int) -> None:
+    """A shape's parts copy its fields (up to one per value length): a long field, or many,
+    would let stored data grow the codec's tables; such entries are framed one by one."""
+    from xstream.server.resp import codec  # noqa: PLC0415 (its table, looked at here only)
+
+    e = Engine()
+    shapes = {b"s": [b"f" * 300], b"t": [b"f%d" % i for i in range(17)], b"u": [b"a", b"b"]}
+    for key, fields in shapes.items():
+        for value in (b"1", b"22", b"x" * 70):
+            e.execute([b"XADD", key, b"*", *[x for f in fields for x in (f, value)]])
+    codec._SHAPE_HEADS.clear()
+    for key, fields in shapes.items():
+        argv = [b"XRANGE", key, b"-", b"+"]
+        run = e.execute(argv, 1, entries="run").reply
+        assert isinstance(run, EntryRun) and run.shapes[0] == tuple(fields)
+        assert encode(run, proto) == encode(e.execute(argv, 1).reply, proto)
+    assert list(codec._SHAPE_HEADS) == [(b"a", b"b")]

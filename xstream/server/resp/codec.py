@@ -65,7 +65,12 @@ _RUN_BULK_HDR: Final = [b"\r\n$%d\r\n" % n for n in range(_SHARED_HDRS)]
 #   q > 0    \r\n$<field length>\r\n<field>\r\n$<m>\r\n
 #
 _HEAD_LENS: Final = 64  # values this short take a cached part (longer: built per value)
-_MAX_SHAPES: Final = 256  # shapes whose parts are kept (the table starts over past it)
+_MAX_SHAPES: Final = 64  # shapes whose parts are kept (the table starts over past it)
+# A shape is framed this way only when small: each part copies its field, so a table holds up
+# to _HEAD_LENS copies of every field; a larger shape's entries are framed as unshaped ones.
+# Bounds the tables (and one reply's) to ~300 KB a shape, ~20 MB in all, whatever was stored.
+_SHAPE_MAX_FIELDS: Final = 16
+_SHAPE_MAX_BYTES: Final = 256  # its fields' bytes together
 _SHAPE_HEADS: Final[dict[tuple[bytes, ...], list[bytes]]] = {}
 
 
@@ -223,9 +228,9 @@ def _encode_run(
         out.append(eid)
         n = counts[k]
         fields = shapes[k]
-        if fields:
-            if fields is not shape:
-                shape, heads = fields, _shape_heads(fields)
+        if fields and fields is not shape:
+            shape, heads = fields, _shape_heads(fields)
+        if fields and heads:
             j = at + 1
             for q in range(len(fields)):
                 x = elements[j]
@@ -252,7 +257,10 @@ def _encode_run(
 
 
 def _shape_heads(fields: tuple[bytes, ...]) -> list[bytes]:
-    """The parts table of shape `fields` (see _HEAD_LENS), kept across replies."""
+    """The parts table of shape `fields` (see _HEAD_LENS), kept across replies; [] for a
+    shape too large to frame this way (its entries are framed as unshaped ones)."""
+    if len(fields) > _SHAPE_MAX_FIELDS or sum(map(len, fields)) > _SHAPE_MAX_BYTES:
+        return []
     heads = _SHAPE_HEADS.get(fields)
     if heads is None:
         if len(_SHAPE_HEADS) >= _MAX_SHAPES:
