@@ -361,6 +361,36 @@ def test_load_of_a_missing_file(ports: Ports, servers: tuple[Ports, tuple[Path, 
     )
 
 
+def test_file_bytes_that_are_not_utf8(
+    ports: Ports, servers: tuple[Ports, tuple[Path, Path]]
+) -> None:
+    """Redis reads and writes the ACL file as bytes: a name and a password that are not UTF-8
+    load, authenticate, and come back from ACL SAVE byte for byte."""
+    _, files = servers
+    for path in files:
+        path.write_bytes(INITIAL.encode() + b"user b\xffz on >p\xe9w ~* +@all\n")
+    session = [[b"ACL", b"LOAD"], [b"ACL", b"USERS"], [b"AUTH", b"b\xffz", b"p\xe9w"],
+               [b"ACL", b"WHOAMI"], [b"AUTH", b"b\xffz", b"pew"],
+               [b"ACL", b"SETUSER", b"c\xfe", b"on", b">\x80\x81", b"+@all"], [b"ACL", b"SAVE"],
+               [b"AUTH", b"c\xfe", b"\x80\x81"]]  # fmt: skip
+    theirs, ours = (exchange_bytes(p, *session) for p in ports)
+    assert ours == theirs
+    assert b"+OK\r\n$3\r\nb\xffz\r\n" in ours  # authenticated as b\xffz
+    saved = [f.read_bytes() for f in files]  # ours names sanitize-payload, as 7.2+ (module doc)
+    assert saved[1].replace(b" sanitize-payload", b"") == saved[0] and b"user c\xfe on" in saved[1]
+
+
+def exchange_bytes(port: int, *commands: list[bytes]) -> bytes:
+    """`exchange` with commands given as bytes."""
+    data = b"".join(encode(c) for c in commands) + encode([b"QUIT"])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(data)
+        out = b""
+        while chunk := s.recv(65536):
+            out += chunk
+    return out
+
+
 # --- redis-py ------------------------------------------------------------------------------------
 
 

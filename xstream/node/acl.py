@@ -18,7 +18,10 @@ nothing here logs, and ACL LOG entries name the user, never a password.
 
 The default user is `on nopass ~* &* +@all` until `--requirepass P` (`>P`, no nopass).
 Reading and writing the ACL file is the caller's (the server's) I/O; `load` parses a text
-into a new set of users, all or nothing, with every error Redis's ACL LOAD reports.
+into a new set of users, all or nothing, with every error Redis's ACL LOAD reports. Names and
+rules are bytes to Redis: here they are str whose non-UTF-8 bytes are surrogate escapes, as
+the edges decode an argument (`file_text` / `file_bytes` for the file), so any byte a client
+may give ACL SETUSER survives ACL SAVE and LOAD unchanged.
 
 On a node the users are replicated state (users.py): a change is computed here without
 being installed (`prepare`, `doomed`, `load`), then logged as a users record and applied
@@ -176,6 +179,16 @@ def default_user(requirepass: str = "") -> User:
     if requirepass:
         apply_rule(user, ">" + requirepass)
     return user
+
+
+def file_text(data: bytes) -> str:
+    """An ACL file's bytes as `load` reads them (any byte kept, as Redis reads bytes)."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def file_bytes(text: str) -> bytes:
+    """`save`'s text as the file's bytes: `file_text`'s inverse."""
+    return text.encode("utf-8", "surrogateescape")
 
 
 def valid_username(name: str) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from xstream.node.acl import Acl
+from xstream.node.acl import Acl, file_text
 from xstream.node.tls import TlsConfigError, TlsFiles, is_loopback
 
 
@@ -87,8 +87,8 @@ def node_acl(cfg: NodeConfig) -> Acl:
     if cfg.aclfile is not None:
         acl.file = str(cfg.aclfile)
         try:
-            text = cfg.aclfile.read_text()
-        except (OSError, UnicodeDecodeError) as e:
+            text = file_text(cfg.aclfile.read_bytes())
+        except OSError as e:
             raise ConfigError(f"cannot read --aclfile {cfg.aclfile}: {e}") from None
         try:
             acl.users = acl.load(text, str(cfg.aclfile))

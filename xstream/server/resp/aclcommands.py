@@ -176,11 +176,9 @@ def _load(conn: Conn, argv: list[bytes]) -> Reply:
     _change(conn, [])
     path = _file(conn)
     try:
-        loaded = conn.acl.load(path.read_text(), str(path))
+        loaded = conn.acl.load(aclmod.file_text(path.read_bytes()), str(path))
     except OSError as e:  # Redis's text ends with strerror's
         raise StreamError(f"Error loading ACLs, opening file '{path}': {e.strerror}") from None
-    except UnicodeDecodeError as e:
-        raise StreamError(f"Error loading ACLs, opening file '{path}': {e.reason}") from None
     except ValueError as e:
         raise StreamError(f"{e}{_UNCHANGED}") from None
     if not users.same(loaded, conn.acl.users):
@@ -198,8 +196,8 @@ def save_file(acl: aclmod.Acl, path: Path) -> None:
     tmp = path.with_name(path.name + ".tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(acl.save())
+        with os.fdopen(fd, "wb") as f:
+            f.write(aclmod.file_bytes(acl.save()))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
