@@ -16,31 +16,51 @@ the internal `XIDMPEXPIRE key now-ms`; duplicates ship with the original ID.
 
 from __future__ import annotations
 
-import hashlib
 import struct
 from typing import Final
+
+from xxhash import xxh3_128_intdigest
 
 from .ids import StreamID
 from .stream import Stream
 
-_LEN: Final = struct.Struct(">I")
-_MOD: Final = 1 << 128
+_LONG: Final = struct.Struct("<q")  # a C long on the 64-bit little-endian hosts Redis runs on
+_HALVES: Final = struct.Struct("<QQ")  # XXH128_hash_t: low64, then high64
+_MASK64: Final = (1 << 64) - 1
 
 
 def auto_iid(fields: list[bytes], values: list[bytes]) -> bytes:
-    """IDMPAUTO's idempotent ID: a 16-byte hash of the entry's field/value pairs.
+    """IDMPAUTO's idempotent ID: Redis 8.8's createIdempotencyHash, byte for byte, so that an
+    IID a DUMP carries between Redis and xstream still matches the same entry's fields.
 
-    Independent of the pairs' order, as Redis's is (the same fields given in another order
-    are a duplicate): each pair is hashed on its own and the hashes are added modulo 2**128.
-    A sum, not a xor, so that a pair given twice does not cancel itself out. The exact hash
-    never leaves this node: the effect ships the computed IID (`IDMP pid iid`), so replicas
-    and log replay never recompute it.
+    Each pair is hashed on its own with XXH3-128 over `field | len(field) | value` (the length
+    as the 8-byte little-endian C long Redis feeds it); the pairs' 64-bit halves are combined
+    both by sum and by xor (order-independent: the same fields in another order are a
+    duplicate), then mixed, and the IID is the 16 bytes of Redis's XXH128_hash_t in memory:
+
+        low = sum(lows) ^ rotl(xor(highs), 1)     high = sum(highs) ^ rotl(xor(lows), 1)
+        +-------------------+-------------------+
+        | low, 8 bytes LE   | high, 8 bytes LE  |
+        +-------------------+-------------------+
+
+    The effect ships the computed IID (`IDMP pid iid`): replicas and replay never hash.
     """
-    total = 0
+    sum_lo = sum_hi = xor_lo = xor_hi = 0
     for f, v in zip(fields, values, strict=True):
-        h = hashlib.blake2b(_LEN.pack(len(f)) + f + _LEN.pack(len(v)) + v, digest_size=16)
-        total += int.from_bytes(h.digest(), "big")
-    return (total % _MOD).to_bytes(16, "big")
+        pair = xxh3_128_intdigest(b"".join((f, _LONG.pack(len(f)), v)))
+        lo = pair & _MASK64
+        hi = pair >> 64
+        sum_lo += lo
+        sum_hi += hi
+        xor_lo ^= lo
+        xor_hi ^= hi
+    low = (sum_lo & _MASK64) ^ _rotl1(xor_hi)
+    high = (sum_hi & _MASK64) ^ _rotl1(xor_lo)
+    return _HALVES.pack(low, high)
+
+
+def _rotl1(x: int) -> int:
+    return ((x << 1) | (x >> 63)) & _MASK64
 
 
 def lookup(s: Stream, pid: bytes, iid: bytes) -> StreamID | None:
