@@ -6,7 +6,9 @@
         per ID: 1 acknowledged and deleted (or already gone), 2 acknowledged but kept (ACKED,
         another group still needs it), -1 not in this group's PEL
 
-Options may come before or after the IDS block; every ID is parsed before anything changes.
+Options may come before or after the IDS block; every ID is parsed before anything changes,
+and only once the key (and, for XACKDEL, the group) is found: as in Redis, a missing one
+answers -1 for each ID whatever the IDs are.
 Both ship themselves verbatim whenever anything changed, *including* an XDELEX DELREF that only
 dropped PEL references to an entry that was already gone: Redis does not propagate that case
 and its replicas keep the references (propagation.md B2).
@@ -25,7 +27,8 @@ from .args import parse_ll, word
 from .delete import delete_entries
 
 
-def parse_policy_ids(argv: list[bytes], start: int) -> tuple[Policy, list[StreamID]]:
+def parse_policy_ids(argv: list[bytes], start: int) -> tuple[Policy, list[bytes]]:
+    """The policy and the IDS block's words, not yet parsed as IDs (`parse_ids`)."""
     policy: Policy = "KEEPREF"
     policy_given = False
     raw: list[bytes] | None = None
@@ -47,7 +50,11 @@ def parse_policy_ids(argv: list[bytes], start: int) -> tuple[Policy, list[Stream
             raise syntax_error()
     if raw is None:
         raise StreamError("IDS option is required")
-    return policy, [parse_strict(a) for a in raw]
+    return policy, raw
+
+
+def parse_ids(raw: list[bytes]) -> list[StreamID]:
+    return [parse_strict(a) for a in raw]
 
 
 def _delete_one(s: Stream, entry_id: StreamID, policy: Policy) -> int:
@@ -67,9 +74,10 @@ def _delete_one(s: Stream, entry_id: StreamID, policy: Policy) -> int:
 def xdelex(ctx: Ctx) -> Reply:
     argv = ctx.argv
     s = ctx.keyspace.stream(argv[1])
-    policy, ids = parse_policy_ids(argv, 2)
+    policy, raw = parse_policy_ids(argv, 2)
     if s is None:
-        return [-1] * len(ids)
+        return [-1] * len(raw)
+    ids = parse_ids(raw)
     changed = False
     out: list[Reply] = []
     for entry_id in ids:
@@ -87,10 +95,11 @@ def xdelex(ctx: Ctx) -> Reply:
 def xackdel(ctx: Ctx) -> Reply:
     argv = ctx.argv
     s = ctx.keyspace.stream(argv[1])
-    policy, ids = parse_policy_ids(argv, 3)
+    policy, raw = parse_policy_ids(argv, 3)
     g = s.cgroups.get(argv[2]) if s is not None else None
     if s is None or g is None:
-        return [-1] * len(ids)
+        return [-1] * len(raw)
+    ids = parse_ids(raw)
     out: list[Reply] = []
     deleted = False
     for entry_id in ids:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enginecalls import call, effects, engine, stream_of
 
-from xstream.engine import Engine
+from xstream.engine import Engine, StreamError
 
 
 def two_groups() -> Engine:
@@ -47,3 +47,24 @@ def test_xackdel_acked_on_a_deleted_id_another_group_has_not_read_answers_2() ->
     call(e, "XDEL", "s", "2-0")
     assert call(e, "XACKDEL", "s", "g1", "ACKED", "IDS", 1, "2-0") == [2]
     assert call(e, "XPENDING", "s", "g1")[0] == 2  # type: ignore[index]
+
+
+def test_a_missing_key_or_group_answers_before_the_ids_are_parsed() -> None:
+    """As Redis 8.8 (xdelexCommand / xackdelCommand): with no such key (or, for XACKDEL, no
+    such group) every ID answers -1, even one that is not an ID; otherwise a bad ID is an
+    error and nothing changes (checked on Redis 8.8)."""
+    e = two_groups()
+    bad = "ERR Invalid stream ID specified as stream command argument"
+    assert call(e, "XDELEX", "nokey", "ACKED", "IDS", 2, "-", "1-0") == [-1, -1]
+    assert call(e, "XACKDEL", "nokey", "g1", "IDS", 2, "+", "$") == [-1, -1]
+    assert call(e, "XACKDEL", "s", "nogroup", "DELREF", "IDS", 1, "-") == [-1]
+    for cmd in (
+        ["XDELEX", "s", "IDS", 2, "1-0", "-"],
+        ["XACKDEL", "s", "g1", "IDS", 2, "1-0", "+"],
+    ):
+        try:
+            call(e, *cmd)
+        except StreamError as err:
+            assert err.line == bad
+        else:
+            raise AssertionError(f"{cmd} did not fail")
