@@ -8,10 +8,13 @@
             seen_time    last time the consumer attempted an interaction (ms)
             active_time  last time it was delivered/claimed something, -1 never
             pel          Pel: the subset of the group PEL it owns (the same Nack objects)
-        by_time()      (delivery_time, ID) of the owned pending entries in that order: the
-                       order in which XREADGROUP CLAIM scans for idle entries; kept as
-                       time_key()s, delivery_time * 2**128 + ms * 2**64 + seq (ints compare
-                       in C, where tuples of a time and an ID would call StreamID's methods)
+        by_time()      (delivery_time, ID) of the owned pending entries, oldest delivery
+                       first and, within one millisecond, in the order they were timed (as
+                       Redis's pel_time list: an entry delivered again goes after every other
+                       of its time): the order in which XREADGROUP CLAIM scans for idle
+                       entries. Kept as time_key()s, delivery_time * 2**64 + the group's
+                       count of timings so far (ints compare in C), each mapped to its ID;
+                       a loaded group is timed in ID order, as Redis's RDB load does
         nacked         IDs released by XNACK (owner None), in release order: the "NACK zone"
                        that XREADGROUP CLAIM serves first
     Nack: delivery_time (ms), delivery_count, consumer (None once released by XNACK)
@@ -29,25 +32,25 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
-from .ids import UINT64_MAX, StreamID
+from .ids import StreamID
 from .sortedkeys import SortedKeys
 
 INVALID_ENTRIES_READ: Final = -1
-_LOW128: Final = (1 << 128) - 1
 
 
-def time_key(time: int, entry_id: StreamID) -> int:
-    """(time, ID) as one int in the same order: time * 2**128 + ms * 2**64 + seq (a negative
-    time too: the ID fills the low 128 bits that the shift left zero)."""
-    return time << 128 | entry_id.ms << 64 | entry_id.seq
+def time_key(time: int, timed: int) -> int:
+    """(time, timing number) as one int in the same order: time * 2**64 + timed (a negative
+    time too: the number fills the low 64 bits that the shift left zero)."""
+    return time << 64 | timed
 
 
 class Nack:
-    __slots__ = ("consumer", "delivery_count", "delivery_time")
+    __slots__ = ("consumer", "delivery_count", "delivery_time", "time_key")
 
     def __init__(self, consumer: Consumer | None, delivery_time: int, delivery_count: int) -> None:
         self.consumer = consumer  # owner; None when released (XNACK)
         self.delivery_time = delivery_time  # unix ms of the last delivery
+        self.time_key = 0  # its key in the group's by_time() while owned
         self.delivery_count = delivery_count  # times delivered
 
 
@@ -126,6 +129,8 @@ class Consumer:
 class ConsumerGroup:
     __slots__ = (
         "_by_time",
+        "_timed",
+        "_timings",
         "consumers",
         "entries_read",
         "last_id",
@@ -149,6 +154,8 @@ class ConsumerGroup:
         self.consumers: dict[bytes, Consumer] = {}
         self.nacked: dict[StreamID, None] = {}  # unowned PEL entries, in release order
         self._by_time: SortedKeys[int] = SortedKeys()  # time_key()s of the owned entries
+        self._timed: dict[int, StreamID] = {}  # each of those keys' entry
+        self._timings = 0  # entries timed so far: the next key's low 64 bits
         self.refs = refs  # the stream's cgroups_ref, shared by all its groups
 
     def consumer(self, name: bytes) -> Consumer | None:
@@ -177,7 +184,7 @@ class ConsumerGroup:
         self.pel.add(entry_id, nack)
         if consumer is not None:
             consumer.pel.add(entry_id, nack)
-            self._by_time.add(time_key(time, entry_id))
+            self._time(entry_id, nack)
         else:
             self.nacked[entry_id] = None
         holders = self.refs.get(entry_id)
@@ -200,37 +207,49 @@ class ConsumerGroup:
         return nack
 
     def assign(self, entry_id: StreamID, nack: Nack, consumer: Consumer | None) -> None:
-        """Move a pending entry to another owner (or to none)."""
+        """Move a pending entry to another owner (or to none). Between two owners it keeps
+        its place in by_time() (Redis's list is the group's, whoever owns the entry)."""
         if nack.consumer is consumer:
             return
         if nack.consumer is not None:
             nack.consumer.pel.remove(entry_id)
-            self._untime(entry_id, nack)
+            if consumer is None:
+                self._untime(entry_id, nack)
         else:
             del self.nacked[entry_id]
+            if consumer is not None:
+                self._time(entry_id, nack)
         nack.consumer = consumer
         if consumer is not None:
             consumer.pel.add(entry_id, nack)
-            self._by_time.add(time_key(nack.delivery_time, entry_id))
         else:
             self.nacked[entry_id] = None
 
     def deliver(self, entry_id: StreamID, nack: Nack, time: int) -> None:
-        """Set a pending entry's delivery time, keeping by_time() in order."""
+        """Set a pending entry's delivery time: an owned one goes after every entry timed
+        at or before `time` in by_time()."""
+        nack.delivery_time = time
         if nack.consumer is not None:
             self._untime(entry_id, nack)
-            self._by_time.add(time_key(time, entry_id))
-        nack.delivery_time = time
+            self._time(entry_id, nack)
+
+    def _time(self, entry_id: StreamID, nack: Nack) -> None:
+        key = time_key(nack.delivery_time, self._timings)
+        self._timings += 1
+        nack.time_key = key
+        self._by_time.add(key)
+        self._timed[key] = entry_id
 
     def _untime(self, entry_id: StreamID, nack: Nack) -> None:
-        self._by_time.remove(time_key(nack.delivery_time, entry_id))
+        self._by_time.remove(nack.time_key)
+        del self._timed[nack.time_key]
 
     def by_time(self) -> Iterator[tuple[int, StreamID]]:
         """(delivery_time, ID) of the owned pending entries, oldest delivery first, lazily:
         the group must not change until the iteration ends."""
+        timed = self._timed
         for k in self._by_time:
-            ms_seq = k & _LOW128
-            yield k >> 128, StreamID(ms_seq >> 64, ms_seq & UINT64_MAX)
+            yield k >> 64, timed[k]
 
     def release(self, entry_id: StreamID, nack: Nack) -> None:
         """XNACK: the entry loses its owner and goes to the back of the NACK zone."""
@@ -276,7 +295,10 @@ def check_groups(cgroups: dict[bytes, ConsumerGroup], refs: dict[StreamID, set[b
         owned_times = sorted((n.delivery_time, i) for i, n in g.pel.items() if n.consumer)
         g._by_time.check()
         by_time = list(g.by_time())
-        assert by_time == owned_times, f"group {name!r} by_time() disagrees with its PEL"
+        assert sorted(by_time) == owned_times, f"group {name!r} by_time() disagrees with its PEL"
+        assert [t for t, _ in by_time] == sorted(t for t, _ in by_time), "by_time() unsorted"
+        assert all(g.pel.get(i).time_key == k for k, i in g._timed.items()), "stale time key"  # type: ignore[union-attr]
+        assert len(g._timed) == len(by_time), f"group {name!r} keeps stale timings"
         unowned = {i for i, n in g.pel.items() if n.consumer is None}
         assert set(g.nacked) == unowned, f"group {name!r} NACK zone disagrees with its PEL"
     assert refs == expected, "cgroups_ref disagrees with the group PELs"

@@ -39,9 +39,9 @@ def ctext(b: bytes) -> str:
 
 
 def bumped(count: int) -> int:
-    """A delivery count plus one, wrapping as Redis's 64-bit counter does (it is printed as a
-    signed integer, so one past INT64_MAX reads INT64_MIN) and staying shippable."""
-    return count + 1 if count < _INT64_MAX else -_INT64_MAX - 1
+    """A delivery count plus one, staying at INT64_MAX (Redis 8.8 saturates every delivery
+    count increment there: XNACK FATAL sets it, and earlier Redis wrapped to INT64_MIN)."""
+    return count + 1 if count < _INT64_MAX else _INT64_MAX
 
 
 def nogroup(key: bytes, group: bytes, suffix: str = "") -> StreamError:

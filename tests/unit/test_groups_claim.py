@@ -325,16 +325,35 @@ def test_xautoclaim_errors(p: Pair, words: list[str | int], error: str) -> None:
     assert p.group()[b"consumers"] == 2
 
 
-def test_delivery_count_wraps_like_redis_and_still_replicates(p: Pair) -> None:
+def test_delivery_count_stays_at_int64_max_and_still_replicates(p: Pair) -> None:
+    """Redis 8.8 saturates every delivery count increment at INT64_MAX (XNACK FATAL sets it
+    there); 7.0 wrapped to INT64_MIN. Checked on Redis 8.8: XCLAIM RETRYCOUNT INT64_MAX,
+    then XCLAIM and XPENDING show 9223372036854775807."""
     top = (1 << 63) - 1
     p.call("XCLAIM", "s", "g", "alice", 0, "1-1", "RETRYCOUNT", top, now=3000)
     result = p.run("XCLAIM", "s", "g", "alice", 0, "1-1", now=3000)
-    # Redis's counter is unsigned and printed signed: one past INT64_MAX reads INT64_MIN
-    assert result.effects[0] == xclaim_effect("alice", "1-1", 3000, -top - 1, "3-1")
-    assert p.pending(now=3000)[0] == [b"1-1", b"alice", 0, -top - 1]
-    p.call("XCLAIM", "s", "g", "alice", 0, "2-1", "RETRYCOUNT", top, now=3000)
+    assert result.effects[0] == xclaim_effect("alice", "1-1", 3000, top, "3-1")
+    assert p.pending(now=3000)[0] == [b"1-1", b"alice", 0, top]
+    p.call("XCLAIM", "s", "g", "alice", 0, "2-1", "RETRYCOUNT", top - 1, now=3000)
     p.call("XREADGROUP", "GROUP", "g", "alice", "COUNT", 2, "STREAMS", "s", "0", now=3000)
-    assert p.pending(now=3000)[:2] == [
-        [b"1-1", b"alice", 0, -top],
-        [b"2-1", b"alice", 0, -top - 1],
-    ]
+    p.call("XREADGROUP", "GROUP", "g", "alice", "COUNT", 2, "STREAMS", "s", "0", now=3000)
+    assert p.pending(now=3000)[:2] == [[b"1-1", b"alice", 0, top], [b"2-1", b"alice", 0, top]]
+
+
+def test_claim_scans_entries_of_one_millisecond_in_the_order_they_were_timed() -> None:
+    """Redis's pel_time list keeps entries of the same delivery time in the order they were
+    put there (an entry delivered again goes last among them), not in ID order; checked on
+    Redis 8.8: `XCLAIM s g c 0 5-0 3-0 FORCE JUSTID` then `XREADGROUP ... CLAIM 0` gives
+    5-0 before 3-0. A replica replaying the effects keeps the same order."""
+    p = Pair()
+    p.add("s", "3-0", "5-0", "7-0")
+    p.call("XGROUP", "CREATE", "s", "g", "$")
+    p.call("XCLAIM", "s", "g", "c", 0, "5-0", "3-0", "FORCE", "JUSTID", now=1000)
+    p.call("XCLAIM", "s", "g", "c", 0, "7-0", "FORCE", "JUSTID", now=900)  # TIME in the past
+    reply = p.call("XREADGROUP", "GROUP", "g", "d", "CLAIM", 0, "STREAMS", "s", ">", now=2000)
+    assert [e[0] for e in reply[0][1]] == [b"7-0", b"5-0", b"3-0"]  # type: ignore[index]
+    p.call("XCLAIM", "s", "g", "c", 0, "3-0", "7-0", "5-0", "JUSTID", now=2000)
+    reply = p.call("XREADGROUP", "GROUP", "g", "d", "CLAIM", 0, "STREAMS", "s", ">", now=3000)
+    assert [e[0] for e in reply[0][1]] == [b"3-0", b"7-0", b"5-0"]  # type: ignore[index]
+    groups = [e.keyspace.stream(b"s").cgroups[b"g"] for e in (p.primary, p.replica)]  # type: ignore[union-attr]
+    assert list(groups[0].by_time()) == list(groups[1].by_time())
