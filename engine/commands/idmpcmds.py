@@ -27,6 +27,7 @@ def _stream(ctx: Ctx, key: bytes) -> Stream:
 
 def xcfgset(ctx: Ctx) -> Reply:
     argv = ctx.argv
+    s = _stream(ctx, argv[1])  # the key first, then the arguments (as Redis 8.8)
     duration: int | None = None
     maxsize: int | None = None
     i = 2
@@ -49,7 +50,6 @@ def xcfgset(ctx: Ctx) -> Reply:
         i += 2
     if duration is None and maxsize is None:
         raise StreamError("At least one parameter must be specified")
-    s = _stream(ctx, argv[1])
     new = (
         duration if duration is not None else s.idmp_duration,
         maxsize if maxsize is not None else s.idmp_maxsize,
