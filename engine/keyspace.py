@@ -98,6 +98,20 @@ class Keyspace:
             clock.expired.append((self, key, self.data.pop(key), self.expires.pop(key)))
         return True
 
+    def gone_keys(self) -> set[bytes]:
+        """The keys of `data` that count as missing now, as `get` would find each (in EXPIRE
+        mode they are deleted here, so none is left to return); only keys with a time."""
+        clock = self.clock
+        if clock.mode is Mode.KEEP or not self.expires:
+            return set()
+        now = clock.now_ms
+        past = [key for key, when in self.expires.items() if now > when]
+        if clock.mode is Mode.EXPIRE:
+            for key in past:
+                self._gone(key)
+            return set()
+        return set(past)
+
     def stream(self, key: bytes) -> Stream | None:
         """The stream at `key`, None if missing; WRONGTYPE for another type."""
         v = self.get(key)

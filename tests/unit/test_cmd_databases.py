@@ -301,3 +301,21 @@ def test_copy_of_a_restored_stream_keeps_its_foreign_layout() -> None:
     call(small, "RESTORE", "s", 0, payload)
     assert call(small, "COPY", "s", "t", "DB", 1) == 1
     assert small.key_digest(b"t", 1) == big.key_digest(b"s")
+
+
+def test_randomkey_skips_keys_past_their_time_and_changes_nothing() -> None:
+    e = Engine()
+    for i in range(20):
+        call(e, "SET", f"k{i}", "v", now=1000)
+    for i in range(0, 20, 2):  # the even keys end at 1500, k1 and k3 at 5000
+        call(e, "PEXPIREAT", f"k{i}", 1500, now=1000)
+    call(e, "PEXPIREAT", "k1", 5000, now=1000)
+    call(e, "PEXPIREAT", "k3", 5000, now=1000)
+    before = e.digest()
+    drawn = [call(e, "RANDOMKEY", now=2000) for _ in range(300)]
+    assert set(drawn) == {f"k{i}".encode() for i in range(1, 20, 2)}  # every live key, only
+    assert e.digest() == before  # a read: nothing deleted, nothing shipped
+    assert run(e, "RANDOMKEY", now=2000).effects == []
+    assert {call(e, "RANDOMKEY", now=6000) for _ in range(300)} == {
+        f"k{i}".encode() for i in range(5, 20, 2)
+    }
