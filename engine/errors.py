@@ -95,12 +95,15 @@ def _text(b: bytes) -> str:
 
 
 def unknown_command(argv: list[bytes]) -> StreamError:
+    """Redis 8's text: the arguments' part only when there are any (7.0 always wrote it)."""
     args = b""
     for a in argv[1:]:
         if len(args) >= 128:
             break
         args += b"'" + _cformat(a, 128 - len(args)) + b"' "
     name = _cformat(argv[0]) if argv else b""
+    if len(argv) < 2:
+        return StreamError(f"unknown command '{_text(name)}'")
     return StreamError(f"unknown command '{_text(name)}', with args beginning with: {_text(args)}")
 
 

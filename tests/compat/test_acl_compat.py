@@ -13,6 +13,8 @@ there:
   became `User <name> has no permissions to ...`.
 * `sanitize-payload`: a user's flags name it by default since 7.2 (7.0 only after `reset`).
 * HELLO's NOAUTH text names `HELLO <proto> AUTH` since 7.2.
+* An unknown command without arguments: 7.0 writes `, with args beginning with: ` after its
+  name, Redis 8 nothing.
 Not compared at all: command rules as ACL LIST and GETUSER print them (7.0 recomputes a
 canonical order from its bitmaps, 7.2+ keeps the rules in the order given: the sessions use
 rules whose order both agree on), ACL LOG's 7.2 fields (entry-id, timestamp-created,
@@ -116,6 +118,7 @@ def redis8(reply: object, user: str) -> object:
             "NOPERM No permissions to access a key",
         )
         line = line.replace("HELLO <proto> AUTH", "HELLO AUTH")
+        line = line.removesuffix(", with args beginning with: ")  # 8: none without arguments
         return ("error", line)
     if isinstance(reply, ReplyMap):
         return [(redis8(k, user), redis8(v, user)) for k, v in reply]

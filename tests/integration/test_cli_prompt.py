@@ -119,7 +119,7 @@ def test_without_a_terminal_commands_come_one_per_line(cluster: Cluster) -> None
     out = subprocess.run(cli(p.address), input=lines, capture_output=True, check=False)
     assert out.stdout.decode().splitlines() == [
         '"1-1"',
-        "(error) ERR unknown command 'NOSUCH', with args beginning with: ",
+        "(error) ERR unknown command 'NOSUCH'",
         "(integer) 1",
     ]
     assert out.returncode == 1 and out.stderr == b""
