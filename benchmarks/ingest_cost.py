@@ -5,6 +5,7 @@ Run by hand, never by the test suite:
 
     .venv/bin/python benchmarks/ingest_cost.py client    # encode + frame + IDs: CPU us/entry
     .venv/bin/python benchmarks/ingest_cost.py handler   # IngestOne on a lone Primary, in-process
+    .venv/bin/python benchmarks/ingest_cost.py replica   # a replica's engine applying its records
     .venv/bin/python benchmarks/ingest_cost.py call      # a client process vs a primary process
 
 The rows are what service_bench.py's `--ingest-build client` sends: dicts of three str fields
@@ -18,6 +19,10 @@ The rows are what service_bench.py's `--ingest-build client` sends: dicts of thr
            xadd_many, the log record, store.append), and the reply's SerializeToString; on the
            node's event loop (uvloop), its log in a temporary directory, fsync everysec, no
            replicas, a stand-in for gRPC's ServicerContext (no metadata, no certificate).
+  replica  what a replica's engine does with each batch's record: records.decode_payload and
+           Engine.apply_record (XAPPEND), records built first by another engine's xadd_flat.
+           Under callgrind its records grow with -n: count only the applying, with
+           --toggle-collect=CPyPy_engine___Engine___apply_record (and CPyPy_argvs___decode).
   call     `python -m xstream.cli primary` started on free ports (with --replicas replicas)
            and one Client doing xadd_many batch after batch, as service_bench's client does:
            wall time per call (and until the replicas acked everything), the client's CPU
@@ -55,6 +60,7 @@ from xstream.client.ingestrows import EncodedRows, message
 from xstream.engine import Engine
 from xstream.engine.api import format_ids
 from xstream.engine.ids import parse_strict
+from xstream.node import records
 from xstream.node.acl import Acl
 from xstream.node.backlog import Backlog
 from xstream.node.base import Node
@@ -187,6 +193,28 @@ def run_handler(args: argparse.Namespace) -> tuple[float, int]:
         return loops.run(handler_run(Path(d) / "data", warm, wire), args.event_loop)
 
 
+# -- replica: a replica's engine applying the primary's records ------------------------------
+
+
+def run_replica(args: argparse.Namespace) -> tuple[float, int]:
+    """The records an Engine.xadd_flat per call logs (built first, by another engine), each
+    decoded and applied (decode_payload, Engine.apply_record) as a replica's link does."""
+    primary = Engine()
+    payloads = []
+    for call in messages(batches(args.warm + args.n, args.batch)):
+        batch = pb.IngestBatch.FromString(call)
+        result = primary.xadd_flat(KEY, batch.elements[:], list(batch.counts), 1)
+        payloads.append(records.encode(result.effects)[records.HEADER.size :])
+    replica = Engine()
+    warm = -(-args.warm // args.batch)
+    for payload in payloads[:warm]:
+        replica.apply_record(records.decode_payload(payload))
+    t0 = time.process_time()
+    for payload in payloads[warm:]:
+        replica.apply_record(records.decode_payload(payload))
+    return time.process_time() - t0, args.n
+
+
 # -- call: a client process against a primary process ------------------------------------------
 
 
@@ -266,7 +294,9 @@ def main() -> int:
     p = argparse.ArgumentParser(
         description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("side", choices=("client", "handler", "call"), help="what is measured")
+    p.add_argument(
+        "side", choices=("client", "handler", "replica", "call"), help="what is measured"
+    )
     p.add_argument("-n", type=int, default=200_000, help="entries measured")
     p.add_argument("--warm", type=int, default=10_000, help="entries sent first, not measured")
     p.add_argument("--batch", type=int, default=1000, help="entries per xadd_many call")
@@ -279,7 +309,8 @@ def main() -> int:
     if args.side == "call":
         run_call(args)
         return 0
-    spent, entries = (run_client if args.side == "client" else run_handler)(args)
+    runs = {"client": run_client, "handler": run_handler, "replica": run_replica}
+    spent, entries = runs[args.side](args)
     assert entries == args.n, entries
     if not args.quiet:
         from xstream.builds import ENGINE  # noqa: PLC0415

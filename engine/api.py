@@ -22,7 +22,7 @@ or a formatted ID per entry on the way out.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain
+from itertools import accumulate, chain
 from typing import Final, cast
 
 from .commands import append
@@ -95,7 +95,8 @@ def _append(
     _check_entries(counts, flat, first)
     if s is None:
         s = keyspace.stream_or_create(key, config.idmp)
-    s.append_many(first, flat, counts, config.node_max_bytes, config.node_max_entries)
+    bounds = list(accumulate(counts, initial=0))  # entry i: flat[bounds[i] : bounds[i + 1]]
+    s.append_many(first, flat, bounds, config.node_max_bytes, config.node_max_entries)
     return first, s, [append.effect(key, first.encode(), counts, flat)]
 
 

@@ -218,7 +218,9 @@ def append_run(
         if size + elelen >= max_bytes:
             break
         sqd = SMALL_INTS[sqi] if 0 <= sqi < 8192 else encode_delta(seq, mseq)
-        parts += (_ENC_SAME, msd, sqd)
+        parts.append(_ENC_SAME)
+        parts.append(msd)
+        parts.append(sqd)
         grown = head + len(sqd)
         for p in range(a + 1, a + width, 2):
             grown += put_element(parts, elements[p])

@@ -34,7 +34,6 @@ by up to 1/8 while they grow.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from itertools import accumulate
 from typing import Final, Literal, Protocol
 
 from . import node
@@ -145,21 +144,20 @@ class Stream:
         self,
         first: StreamID,
         elements: list[bytes],
-        counts: list[int],
+        bounds: list[int],
         max_bytes: int = 4096,
         max_entries: int = 100,
     ) -> None:
-        """Append the entries `elements` holds back to back (entry i: the next counts[i] of
-        them, field, value, ...) with IDs first, first + 1, ... (what repeated `XADD *` yields
-        within one millisecond), leaving the same bytes as `append` called once per entry.
-        The caller checked first > last_id, that the last ID fits, each count's arity, and
-        that the counts add up to len(elements).
+        """Append entry i = 0, 1, ..., the field/value elements elements[bounds[i] :
+        bounds[i + 1]], with the IDs first, first + 1, ... (what repeated `XADD *` yields
+        within one millisecond; what XAPPEND replays), leaving the same bytes as `append`
+        called once per entry. The caller checked first > last_id, that the last ID fits,
+        and each entry's arity.
         """
         limit = max_bytes if 0 < max_bytes <= LISTPACK_MAX_SIZE else LISTPACK_MAX_SIZE
-        bounds = list(accumulate(counts, initial=0))  # entry i: elements[bounds[i]:bounds[i+1]]
         idv = first.ms << 64 | first.seq
         i = 0
-        n = len(counts)
+        n = len(bounds) - 1
         start_length = self.length
         while i < n:
             tail = self._tail
