@@ -13,10 +13,10 @@ The rows are what service_bench.py's `--ingest-build client` sends: dicts of thr
 
   client   the client process's own work for a batch, without the link: EncodedRows.of_dicts,
            the IngestBatch message's bytes (ingestrows.message), and the reply's IDs from the
-           first one (grpc_transport.format_ids).
+           first one (engine.api.format_ids, as grpc_transport does).
   handler  the primary's work for a batch once gRPC has its bytes: IngestBatch.FromString, the
-           Streams servicer's IngestOne (edge checks, split, Primary.ingest_batch: the engine's
-           xadd_many, the log record, store.append), and the reply's SerializeToString; on the
+           Streams servicer's IngestOne (edge checks, Primary.ingest_batch: the engine's
+           xadd_flat, the log record, store.append), and the reply's SerializeToString; on the
            node's event loop (uvloop), its log in a temporary directory, fsync everysec, no
            replicas, a stand-in for gRPC's ServicerContext (no metadata, no certificate).
   replica  what a replica's engine does with each batch's record: records.decode_payload and
