@@ -6,6 +6,7 @@
                                          XADDs to one stream as one append: replay.py)
     Engine.adopt(other)               -> takes another engine's data set (a snapshot loaded there)
     Engine.xadd_many(key, entries, now_ms, db) -> many `XADD key *` at once (api.py)
+    Engine.xadd_flat(key, elements, counts, now_ms, db) -> the same from a batch's wire form
     Engine.expire_cycle(now_ms, limit) -> active expiry: deletes keys past their time (DELs)
 
 `execute` is all-or-nothing: a command either succeeds, or raises StreamError and changes
@@ -124,6 +125,24 @@ class Engine:
         self._start(now_ms, Mode.EXPIRE)
         try:
             result = api.xadd_many(self.dbs[db], self.config, key, entries, now_ms, db)
+        except BaseException:
+            self._undo_expired()
+            raise
+        finally:
+            self._stop()
+        result.effects = self._with_expired(result, result.effects, db)
+        if result.effects and db:
+            result.effects.insert(0, select(db))
+        return result
+
+    def xadd_flat(
+        self, key: bytes, elements: list[bytes], counts: list[int], now_ms: int, db: int = 0
+    ) -> Result:
+        """xadd_many of a batch's wire form (entry i: the next counts[i] elements); reply
+        [first ID, last ID]; see api.py."""
+        self._start(now_ms, Mode.EXPIRE)
+        try:
+            result = api.xadd_flat(self.dbs[db], self.config, key, elements, counts, now_ms, db)
         except BaseException:
             self._undo_expired()
             raise

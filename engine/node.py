@@ -26,7 +26,7 @@ The rax key of a node is its master ID: the ID of the first entry ever appended 
   can leave one whose remaining entries are all tombstones, as Redis does.
 
 Hot paths: `append_run` (batched SAMEFIELDS appends, one listpack write per run) and `collect`
-(the XRANGE walk) inline the common cases of encode_str and get; tests/unit/
+(the XRANGE walk) inline the common cases of encode_str (put_element) and get; tests/unit/
 test_node_fastpaths.py pins them to the plain definitions, test_xadd_many to one-by-one appends.
 """
 
@@ -101,7 +101,7 @@ def encode_delta(a: int, b: int) -> bytes:
 def encode_values(parts: list[bytes], values: Iterable[bytes]) -> int:
     """Append encode_str(v) for each value to `parts`; returns the values' total length.
 
-    encode_str with its two common cases inlined. WARNING: append_run inlines this loop.
+    encode_str with its two common cases inlined.
     """
     total = 0
     for v in values:
@@ -171,74 +171,76 @@ def append_run(
     lp: bytearray,
     master_id: StreamID,
     mfields: tuple[bytes, ...],
-    entries: Sequence[Sequence[bytes]],
+    elements: list[bytes],
+    bounds: list[int],
     i: int,
     first: StreamID,
     max_bytes: int,
     max_entries: int,
 ) -> int:
-    """Append entries[i], entries[i + 1], ... (flat field/value lists) with IDs first, first + 1,
-    ... while they carry the master's fields and the node has room; one listpack write.
+    """Append entries i, i + 1, ... with IDs first, first + 1, ... while they carry the
+    master's fields and the node has room; one listpack write. Entry k is the field/value
+    elements elements[bounds[k] : bounds[k + 1]] (Stream.append_many's batch).
 
     Returns the index of the first entry not appended. `max_bytes` is the effective byte
     limit (already capped), `max_entries` 0 for none. The result is byte for byte what
     appending them one by one gives: the size test sees the live counter grow as it goes.
+    Lists, not Sequences, and every entry's pieces in one list joined once (as
+    append_entries): compiled, no slice, tuple or join per entry.
     """
     live, deleted, _ = counts(lp)
     ms, seq = first.ms, first.seq
-    room = len(entries) - i
+    stop = len(bounds) - 1
     if max_entries:
-        room = min(room, max_entries - live - deleted)
-    room = min(room, _MASK64 - seq + 1)  # no seq carry inside a run: IDs share one ms
+        stop = min(stop, i + max_entries - live - deleted)
+    stop = min(stop, i + _MASK64 - seq + 1)  # no seq carry inside a run: IDs share one ms
     nf = len(mfields)
-    same_fields = (list(mfields), mfields)  # entries may be lists or tuples
+    width = 2 * nf  # elements of an entry with the master's fields
     lpc = encode_int(nf + 3)
-    mms, mseq = master_id.ms, master_id.seq
-    msd = encode_delta(ms, mms)
+    mseq = master_id.seq
+    msd = encode_delta(ms, master_id.ms)
+    head = len(_ENC_SAME) + len(msd) + len(lpc)  # an entry's length but its seq-diff, values
     sqi = seq - mseq + 4096  # the seq-diff's index in SMALL_INTS, while in range
     grow = 128 - live % 128  # entries until the live counter is a multiple of 128 (int_size)
     size = len(lp)
-    chunks: list[bytes] = []
-    fields_len = sum(map(len, mfields))
-    added = 0
-    for fv in entries[i : i + room]:
-        if fv[0::2] not in same_fields:
+    fields_len = 0
+    for f in mfields:
+        fields_len += len(f)
+    parts: list[bytes] = []  # the pieces of every entry appended, in order
+    k = i
+    while k < stop:
+        a = bounds[k]
+        if bounds[k + 1] - a != width or not _has_fields(elements, a, mfields):
             break
-        parts = [_ENC_SAME, msd, SMALL_INTS[sqi] if 0 <= sqi < 8192 else encode_delta(seq, mseq)]
         elelen = fields_len  # Redis's size test counts fields and values
-        for v in fv[1::2]:  # encode_values(parts, fv[1::2]) inlined
-            k = len(v)
-            elelen += k
-            if k < 64 and (not k or v[0] > 57):  # a short string that is not a number
-                parts.append(STR6_HEAD[k])
-                parts.append(v)
-                parts.append(STR6_BACK[k])
-            elif k < 6 and v.isdigit() and (k == 1 or v[0] != 48):  # 0..99999, canonical
-                iv = int(v)
-                if iv < 4096:
-                    parts.append(SMALL_INTS[iv + 4096])
-                elif iv < 32768:
-                    parts.append(ENC16.pack(0xF1, iv, 3))
-                else:
-                    parts.append(ENC24.pack(0xF2 | iv << 8, 4))
-            else:
-                parts.append(encode_str(v))
+        for p in range(a + 1, a + width, 2):
+            elelen += len(elements[p])
         if size + elelen >= max_bytes:
             break
+        sqd = SMALL_INTS[sqi] if 0 <= sqi < 8192 else encode_delta(seq, mseq)
+        parts.append(_ENC_SAME)
+        parts.append(msd)
+        parts.append(sqd)
+        grown = head + len(sqd)
+        for p in range(a + 1, a + width, 2):
+            grown += put_element(parts, elements[p])
         parts.append(lpc)
-        chunk = b"".join(parts)
-        chunks.append(chunk)
-        size += len(chunk)
-        added += 1
-        if added == grow:  # the live counter's element may have grown by a byte or more
-            size += lp_.int_size(live + added) - lp_.int_size(live + added - 1)
+        size += grown
+        k += 1
+        if k - i == grow:  # the live counter's element may have grown by a byte or more
+            size += lp_.int_size(live + k - i) - lp_.int_size(live + k - i - 1)
             grow += 128
         seq += 1
         sqi += 1
-    if added:
-        lp_.append(lp, b"".join(chunks), added * (nf + 4))
-        lp_.replace(lp, 6, encode_int(live + added))
-    return i + added
+    if k > i:
+        lp_.append(lp, b"".join(parts), (k - i) * (nf + 4))
+        lp_.replace(lp, 6, encode_int(live + k - i))
+    return k
+
+
+def _has_fields(elements: list[bytes], a: int, mfields: tuple[bytes, ...]) -> bool:
+    """Whether the entry at elements[a:] has the fields `mfields`, in order."""
+    return all(elements[a + 2 * q] == mfields[q] for q in range(len(mfields)))
 
 
 def append_entries(

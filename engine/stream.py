@@ -143,18 +143,21 @@ class Stream:
     def append_many(
         self,
         first: StreamID,
-        entries: Sequence[Sequence[bytes]],
+        elements: list[bytes],
+        bounds: list[int],
         max_bytes: int = 4096,
         max_entries: int = 100,
     ) -> None:
-        """Append `entries` (flat field/value lists) with IDs first, first + 1, ... (what
-        repeated `XADD *` yields within one millisecond), leaving the same bytes as `append`
-        called once per entry. The caller checked first > last_id and that the last ID fits.
+        """Append entry i = 0, 1, ..., the field/value elements elements[bounds[i] :
+        bounds[i + 1]], with the IDs first, first + 1, ... (what repeated `XADD *` yields
+        within one millisecond; what XAPPEND replays), leaving the same bytes as `append`
+        called once per entry. The caller checked first > last_id, that the last ID fits,
+        and each entry's arity.
         """
         limit = max_bytes if 0 < max_bytes <= LISTPACK_MAX_SIZE else LISTPACK_MAX_SIZE
         idv = first.ms << 64 | first.seq
         i = 0
-        n = len(entries)
+        n = len(bounds) - 1
         start_length = self.length
         while i < n:
             tail = self._tail
@@ -162,7 +165,9 @@ class Stream:
                 tail = self._load_tail()
             if tail is not None:
                 eid = StreamID(idv >> 64, idv & _MASK64)
-                j = node.append_run(tail[1], tail[2], tail[3], entries, i, eid, limit, max_entries)
+                j = node.append_run(
+                    tail[1], tail[2], tail[3], elements, bounds, i, eid, limit, max_entries
+                )
                 self.length += j - i
                 self.entries_added += j - i
                 idv += j - i
@@ -170,9 +175,13 @@ class Stream:
                 if i == n:
                     break
             # a new node, or other fields than the master's: the general path (which counts)
-            fv = entries[i]
+            a, b = bounds[i], bounds[i + 1]
             self.append(
-                StreamID(idv >> 64, idv & _MASK64), fv[0::2], fv[1::2], max_bytes, max_entries
+                StreamID(idv >> 64, idv & _MASK64),
+                elements[a:b:2],
+                elements[a + 1 : b : 2],
+                max_bytes,
+                max_entries,
             )
             idv += 1
             i += 1

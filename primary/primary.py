@@ -60,7 +60,7 @@ import os
 import time
 from array import array
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -362,15 +362,15 @@ class Primary(Node):
             return False
 
     async def ingest_batch(
-        self, key: bytes, entries: Sequence[Sequence[bytes]], db: int = 0
+        self, key: bytes, elements: list[bytes], counts: list[int], db: int = 0
     ) -> list[bytes]:
         """One `XADD key *` per entry as one record; settle with `settle()` after the stream."""
         await self.admit()
         self._check_writable()
         self._check_min_replicas()
-        result = self.engine.xadd_many(key, entries, now_ms(), db)
+        result = self.engine.xadd_flat(key, elements, counts, now_ms(), db)
         self.commit(result)
-        METRICS.entries_ingested.inc(len(entries))
+        METRICS.entries_ingested.inc(len(counts))
         return result.reply  # type: ignore[return-value]
 
     async def active_expire(self, limit: int) -> None:

@@ -46,7 +46,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Sequence
 from typing import Any
 
 from xstream.engine import Engine, SnapshotError, StreamError, snapshot
@@ -152,7 +151,7 @@ class Replica(Node):
             await self._applied.wait(left)
 
     async def ingest_batch(
-        self, key: bytes, entries: Sequence[Sequence[bytes]], db: int = 0
+        self, key: bytes, elements: list[bytes], counts: list[int], db: int = 0
     ) -> list[bytes]:
         raise self.readonly()
 

@@ -6,8 +6,8 @@ appends `len(counts)` entries with the consecutive IDs first-id, first-id + 1, .
 entry i is the next `counts[i]` elements (field, value, ...). `counts` is a comma-separated
 list of decimal element counts, e.g. `XAPPEND s 1700000000000-0 2,4 f v f v g w`. Replaying it
 is the same as one `XADD key <id> ...` per entry (same IDs, entries_added, node bytes for the
-same node limits), but it is one effect, one log record and one `append_entries` on a
-replica.
+same node limits), but it is one effect, one log record and one `Stream.append_many` on a
+replica (the batch's own append: consecutive IDs, the master's fields in one listpack write).
 
 All-or-nothing, like the batch it stands for: an ID not greater than the stream's last ID,
 bad counts, an element run too large or IDs running out raise and change nothing.
@@ -21,7 +21,7 @@ from typing import Final
 
 from ..context import Argv, Ctx
 from ..errors import StreamError, syntax_error, wrong_arity
-from ..ids import MIN_ID, UINT64_MAX, StreamID, parse_strict
+from ..ids import MIN_ID, StreamID, parse_strict
 from ..reply import Reply
 from ..stream import LISTPACK_MAX_SIZE
 from .add_trim import id_exhausted
@@ -52,12 +52,12 @@ def xappend(ctx: Ctx) -> Reply:
         )
     if first == MIN_ID:
         raise StreamError("The ID specified in XADD must be greater than 0-0")
-    ids = consecutive_ids(first, len(bounds) - 1)
+    check_room(first, len(bounds) - 1)
     check_sizes(argv, bounds)
     if s is None:
         s = ctx.keyspace.stream_or_create(key, ctx.config.idmp)
     cfg = ctx.config
-    s.append_entries(argv, bounds, ids, cfg.node_max_bytes, cfg.node_max_entries)
+    s.append_many(first, argv, bounds, cfg.node_max_bytes, cfg.node_max_entries)
     ctx.signal(key)
     ctx.touch(key)
     ctx.propagate(list(argv))
@@ -111,15 +111,10 @@ def _checked_bounds(counts_arg: bytes, argc: int, start: int) -> list[int]:
     return list(accumulate(counts, initial=start))
 
 
-def consecutive_ids(first: StreamID, n: int) -> list[StreamID]:
-    """first, first + 1, ...: n IDs, or the IDs-exhausted error if they run out."""
+def check_room(first: StreamID, n: int) -> None:
+    """The IDs-exhausted error unless n IDs from `first` (first, first + 1, ...) all fit."""
     if n - 1 > _MAX_IDV - (first.ms << 64 | first.seq):
         raise id_exhausted()
-    ms, seq = first.ms, first.seq
-    if seq + n - 1 <= UINT64_MAX:
-        return [StreamID(ms, q) for q in range(seq, seq + n)]
-    idv = ms << 64 | seq
-    return [StreamID(v >> 64, v & UINT64_MAX) for v in range(idv, idv + n)]
 
 
 def check_sizes(argv: Argv, bounds: list[int]) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from itertools import chain
+from itertools import accumulate, chain, pairwise
 from typing import Any
 
 import pytest
@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from xstream.client import Client, DataError, EngineTransport
 from xstream.client.argv import encode
 from xstream.client.ingestrows import ROWS_PER_MESSAGE, EncodedRows, message
-from xstream.engine import StreamError
-from xstream.server.service import split_entries
+from xstream.engine import Engine, StreamError
+from xstream.server.service import batch_counts
 from xstream.v1 import xstream_pb2 as pb
 
 CONCERN = pb.WriteConcern(acks=pb.ACKS_QUORUM, timeout_ms=250)
@@ -246,21 +246,34 @@ def test_any_rows_match_the_old_path(rows: list[dict[Any, Any]], encoding: str) 
     assert new_messages(b"k", got, CONCERN) == old_messages(b"k", want, CONCERN)
 
 
-def test_the_server_cuts_the_messages_back_into_the_entries() -> None:
+def cut(counts: list[int], elements: list[bytes]) -> list[list[bytes]]:
+    """The entries of a batch's wire form: entry i is the next counts[i] elements."""
+    bounds = [0, *accumulate(counts)]
+    return [elements[a:b] for a, b in pairwise(bounds)]
+
+
+def test_the_messages_hold_the_entries_and_the_engine_takes_them_as_such() -> None:
     rows = [{"n": str(i), "v": i, "pad": "é" * (i % 3)} for i in range(ROWS_PER_MESSAGE + 10)]
     encoded = EncodedRows.of_dicts(rows, "utf-8", "strict")
     got = []
+    wire, lists = Engine(), Engine()
     for raw in new_messages(b"s", encoded, CONCERN):
         batch = pb.IngestBatch.FromString(raw)
-        got += split_entries(batch.counts, list(batch.elements))
-    assert [list(e) for e in got] == old_entries(rows)
+        elements = batch.elements[:]
+        counts = batch_counts(batch.counts, elements)
+        got += cut(counts, elements)
+        wire.xadd_flat(b"s", elements, counts, 1)
+    assert got == old_entries(rows)
+    lists.xadd_many(b"s", old_entries(rows), 1)
+    assert wire.digest() == lists.digest()
     uneven = [{"a": "1"}, {"b": "2", "c": "3"}, {"d": "4"}]
     batch = pb.IngestBatch.FromString(
         message(b"s", EncodedRows.of_dicts(uneven, "utf-8", "strict").chunks[0])
     )
-    assert split_entries(batch.counts, list(batch.elements)) == old_entries(uneven)
-    assert split_entries([0, 0], []) == [[], []]  # the engine's arity error, not ours
+    elements = list(batch.elements)
+    assert cut(batch_counts(batch.counts, elements), elements) == old_entries(uneven)
+    assert batch_counts([0, 0], []) == [0, 0]  # the engine's arity error, not ours
     with pytest.raises(StreamError, match="counts do not add up"):
-        split_entries([2, 2], [b"a", b"1", b"b"])
+        batch_counts([2, 2], [b"a", b"1", b"b"])
     with pytest.raises(StreamError, match="counts do not add up"):
-        split_entries([], [b"a"])
+        batch_counts([], [b"a"])

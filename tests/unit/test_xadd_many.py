@@ -94,10 +94,9 @@ def test_batch_equals_one_xadd_per_entry(
 ) -> None:
     rng = random.Random(repr((config, setup.__name__, mixed)))
     one, many = Engine(EngineConfig(*config)), Engine(EngineConfig(*config))
-    replay = Engine(EngineConfig(*config))
-    setup(one)
-    setup(many)
-    setup(replay)
+    replay, flat = Engine(EngineConfig(*config)), Engine(EngineConfig(*config))
+    for e in (one, many, replay, flat):
+        setup(e)
     now = 1000
     for _ in range(8):
         batch = entries(rng, rng.choice([1, 2, 50, 130, 300]), mixed)
@@ -113,8 +112,18 @@ def test_batch_equals_one_xadd_per_entry(
         assert got.signaled == [(0, b"s")]
         assert state(many) == state(one)
         many.check_integrity()
+        wire = flat.xadd_flat(b"s", [x for fv in batch for x in fv], [len(fv) for fv in batch], now)
+        assert wire.reply == [replies[0], replies[-1]]
+        assert (wire.effects, wire.signaled, wire.touched) == (
+            got.effects,
+            got.signaled,
+            got.touched,
+        )
+        assert state(flat) == state(one)
+        flat.check_integrity()
         now += rng.choice([0, 1, 7])
     assert many.digest() == one.digest()
+    assert flat.digest() == one.digest()
 
 
 def test_tuples_and_lists_give_the_same_bytes() -> None:
@@ -129,14 +138,31 @@ def test_tuples_and_lists_give_the_same_bytes() -> None:
 def test_empty_batch_changes_nothing() -> None:
     e = Engine()
     assert e.xadd_many(b"s", [], 1).reply == []
+    assert e.xadd_flat(b"s", [], [], 1).reply == []
     assert b"s" not in e.keyspace
 
 
+def test_flat_in_another_database() -> None:
+    e = Engine()
+    got = e.xadd_flat(b"s", [b"a", b"1", b"a", b"2"], [2, 2], 5, db=3)
+    assert got.reply == [b"5-0", b"5-1"]
+    assert got.effects == [
+        [b"SELECT", b"3"],
+        [b"XAPPEND", b"s", b"5-0", b"2,2", b"a", b"1", b"a", b"2"],
+    ]
+    assert got.touched == [(3, b"s")]
+
+
 def failing(e: Engine, batch: list[Entry], now: int = 1000) -> str:
-    """The error line of a batch that must fail, checking that it changed nothing."""
+    """The error line of a batch that must fail, checking that it changed nothing; the same
+    batch in its wire form (xadd_flat) must fail with the same line."""
     before = e.digest()
     with pytest.raises(StreamError) as info:
         e.xadd_many(b"s", batch, now)
+    assert e.digest() == before
+    with pytest.raises(StreamError) as flat:
+        e.xadd_flat(b"s", [x for fv in batch for x in fv], [len(fv) for fv in batch], now)
+    assert flat.value.line == info.value.line
     assert e.digest() == before
     e.check_integrity()
     return info.value.line

@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from xstream.clock import now_ms
@@ -359,9 +359,11 @@ class Node(ABC):
 
     @abstractmethod
     async def ingest_batch(
-        self, key: bytes, entries: Sequence[Sequence[bytes]], db: int = 0
+        self, key: bytes, elements: list[bytes], counts: list[int], db: int = 0
     ) -> list[bytes]:
-        """`XADD key *` per entry in `db`, as one write (the primary's fast path)."""
+        """`XADD key *` per entry in `db`, as one write (the primary's fast path): entry i is
+        the next counts[i] of `elements` (they add up: the edge checked). [first ID, last ID]
+        appended (the others are between them, consecutive); [] for no entries."""
 
     @abstractmethod
     async def settle(self, offset: int, concern: WriteConcern | None) -> None:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
-from itertools import accumulate, pairwise
 from typing import Any, Protocol
 
 import grpc
@@ -220,16 +219,17 @@ class StreamsService(pb_grpc.StreamsServicer):
                 authorize(self.served.acl, context, [b"xadd", batch.key, b"*"])
                 node.check_client_epoch(client_epoch)
                 db = _db(node, context)
-                entries = split_entries(batch.counts, elements)
-                ids = await node.ingest_batch(batch.key, entries, db)
+                counts = batch_counts(batch.counts, elements)
+                ids = await node.ingest_batch(batch.key, elements, counts, db)
             except StreamError as e:
                 STATS.error(e.line)
                 out.error = wire.error_text(e.line)
                 break
             if ids:
-                out.first_ids.append(ids[0].decode())
-                out.last_ids.append(ids[-1].decode())
-            out.entries += len(ids)
+                first, last = ids
+                out.first_ids.append(first.decode())
+                out.last_ids.append(last.decode())
+            out.entries += len(counts)
             out.batches += 1
         try:
             await node.settle(node.offset, concern)
@@ -345,16 +345,13 @@ async def _alone(batch: pb.IngestBatch) -> AsyncIterator[pb.IngestBatch]:
     yield batch
 
 
-def split_entries(counts: Iterable[int], elements: list[bytes]) -> Sequence[Sequence[bytes]]:
-    """An IngestBatch's elements cut into entries by its counts: tuples by one zip at C speed
-    when every entry has the same count (the usual batch of rows alike), else list slices;
-    the engine takes either (Engine.xadd_many: the same bytes)."""
+def batch_counts(counts: Iterable[int], elements: list[bytes]) -> list[int]:
+    """An IngestBatch's counts (entry i: the next counts[i] of its elements), checked to add
+    up to its elements; the engine cuts them itself (Engine.xadd_flat)."""
     sizes = list(counts)
     if sum(sizes) != len(elements):
         raise StreamError("Ingest batch: counts do not add up to the number of elements")
-    if sizes and sizes[0] and sizes.count(sizes[0]) == len(sizes):
-        return list(zip(*[iter(elements)] * sizes[0], strict=True))
-    return [elements[a:b] for a, b in pairwise(accumulate(sizes, initial=0))]
+    return sizes
 
 
 def info_reply(info: dict[str, Any]) -> pb.InfoReply:
