@@ -6,7 +6,9 @@ A write, on the event loop (the single writer), with no await until its record i
     -> records.encode(effects)         one record per write (an EXEC, a RESP pipeline's run of
     -> store.append                    writes and an ingest batch are one record each), in the file
     -> backlog.append                  before anything else sees it (while replicas are
-                                       attached: the backlog is memory's copy of the log's tail)
+                                       attached, and for BACKLOG_TTL after the last one is
+                                       forgotten or after a restart: the backlog is memory's
+                                       copy of the log's tail, which outlives a snapshot's cut)
     -> wake blocked readers and the replica senders (which ship up to `shippable()`, from the
        backlog or, further back, from the log on disk: `stream_from`)
     then, awaiting:  store.durable(offset)   (fsync=always: group-committed fsync)
@@ -119,6 +121,11 @@ class ReplicaLink:
 
 _NO_LEASE = float("inf")  # lease_until in manual mode: the lease never lapses
 COMMIT_TIMES = 1 << 16  # commit times kept at most: 16 bytes each, 1 MiB in all
+# Seconds the backlog keeps the stream's tail with no replica to serve (Redis's
+# repl-backlog-ttl): after the last replica is forgotten, and after a restart of a primary
+# with a history (Redis recreates its backlog at start, so that replicas resume partially
+# even when a snapshot cuts the log before they are back).
+BACKLOG_TTL = 3600.0
 
 
 @dataclass
@@ -182,6 +189,8 @@ class Primary(Node):
         self.replid2_end: int = ids.get("replid2_end", 0)
         self.options = options or Options()
         self.replicas: dict[str, ReplicaLink] = {}
+        # time.time() until which the backlog is kept without replicas (BACKLOG_TTL)
+        self._backlog_until = time.time() + BACKLOG_TTL if backlog.end > 0 else 0.0
         self.full_syncs = 0
         self.partial_syncs = 0
         self.commit_times = CommitTimes()
@@ -413,11 +422,12 @@ class Primary(Node):
                 raise misconf(e) from None
             if result.dirty:
                 STATS.changed()
-            if self.replicas:
+            now = time.time()
+            if self.replicas or now < self._backlog_until:
                 self.backlog.append(data)
             else:  # nobody to serve from memory; a replica that comes reads the log
                 self.backlog.skip(len(data))
-            self.commit_times.add(self.backlog.end, time.time(), self._commit_floor)
+            self.commit_times.add(self.backlog.end, now, self._commit_floor)
             self.new_data.fire()
             if self.store.segment_bytes > self.options.snapshot_bytes:
                 self.start_snapshot()
@@ -488,6 +498,8 @@ class Primary(Node):
 
     def _forget(self, name: str, gone: float) -> None:
         del self.replicas[name]
+        if not self.replicas:
+            self._backlog_until = time.time() + BACKLOG_TTL
         for gauge in (METRICS.replica_ack, METRICS.replica_lag_bytes, METRICS.replica_lag_ms):
             with contextlib.suppress(KeyError):
                 gauge.remove(name)

@@ -217,3 +217,32 @@ def test_the_heap_is_trimmed_only_when_it_holds_more_free_bytes_than_asked() -> 
     assert not heap.trim(min_free=1 << 62)
     assert heap.trim(min_free=16 << 20)
     del held
+
+
+def test_a_restarted_primary_keeps_its_backlog_so_replicas_resume_after_a_snapshot(
+    tmp_path: Path,
+) -> None:
+    """Redis recreates its backlog at start (PSYNC2): a replica that comes back after the
+    restarted primary took writes and a snapshot cut its log still resumes partially."""
+
+    async def run() -> None:
+        p = _primary(tmp_path, capacity=1 << 20)
+        p.attach(Hello(name="r1"))
+        for i in range(20):
+            await p.write([b"XADD", b"s", b"*", b"i", b"%d" % i], None)
+        left_at = p.offset  # where the replica stood when the primary went down
+        store = Store(tmp_path, "everysec")
+        engine = Engine()
+        rec = store.recover(engine, engine.apply_record)
+        backlog = Backlog.holding(1 << 20, rec.offset, rec.tail)
+        again = Primary(engine, store, backlog, {"replid": p.replid}, "p")
+        for i in range(3):
+            await again.write([b"XADD", b"s", b"*", b"after", b"%d" % i], None)
+        await again.snapshot_now()  # the log before it is gone
+        assert again.store.read_log(left_at, 100, again.offset) == b""
+        assert again.resume_point(Hello(name="r1", replid=p.replid, offset=left_at)) == left_at
+        tail = await again.stream_from(left_at, 1 << 20, again.offset)
+        assert tail is not None and len(tail) == again.offset - left_at
+        assert [len(r) for r in records.scan(tail)] and len(list(records.scan(tail))) == 3
+
+    asyncio.run(run())

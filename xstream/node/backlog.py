@@ -10,8 +10,11 @@ at once, so the chunks referenced hold less than `capacity` bytes plus the oldes
 
 The capacity (--backlog-bytes, default 1 MiB as Redis's repl-backlog-size) is a cache size,
 not how far back a replica can resume: it decides which senders read memory and which read
-the disk (a replica that was away or is behind by more than it). A primary without replicas
-keeps nothing in it (`skip`), as Redis has no backlog until a replica attaches.
+the disk (a replica that was away or is behind by more than it). A primary that never had a
+replica keeps nothing in it (`skip`), as Redis has no backlog until a replica attaches; one
+whose replicas are all gone, or that restarted with a history, keeps it for an hour (Redis's
+repl-backlog-ttl; primary.BACKLOG_TTL), so a replica back after a snapshot cut the log still
+resumes from memory.
 
 Primaries and replicas both keep one (a replica appends each run of whole records it
 applies), so a promoted replica serves its siblings' partial resyncs from what it received.
