@@ -69,7 +69,7 @@ from xstream.engine import Engine, Result, StreamError, snapshot
 from xstream.engine.reply import Reply
 from xstream.node import epochs, records, replids, users
 from xstream.node.backlog import Backlog
-from xstream.node.base import Argv, Node, Signal, log_snapshot_failure
+from xstream.node.base import Argv, Node, Signal, log_snapshot_failure, plain_write
 from xstream.node.batch import Batch
 from xstream.node.concern import Acks, WriteConcern
 from xstream.node.logs import slog
@@ -281,16 +281,39 @@ class Primary(Node):
     ) -> tuple[Reply, int]:
         if self.replicas:  # only a replica holds writes back (admit)
             await self.admit()
-        self._check_writable()
-        self._check_min_replicas()
-        result = self.engine.execute(argv, now_ms(), db)
-        self.commit(result)
+        result = self._apply(argv, db)
         if result.block is not None:
             result = await self.block(result.block, self._write_again)
         offset = self.offset
         if settle and not self.settled_at_once(offset, concern):
             await self.settle(offset, concern)
         return result.reply, offset
+
+    def _apply(self, argv: Argv, db: int) -> Result:
+        """Refused as a write is (`check_writes`), else run, logged and shipped: its Result."""
+        self._check_writable()
+        self._check_min_replicas()
+        result = self.engine.execute(argv, now_ms(), db)
+        self.commit(result)
+        return result
+
+    def write_now(self, argv: Argv, db: int = 0) -> Result | None:
+        """`write` without its coroutine, when it would not wait: `admit` would let it in at
+        once and its settling (concern None) waits for no fsync, only the lease check."""
+        if self.store.fsync == "always" or not self._admits_now():
+            return None
+        name = plain_write(argv)
+        if name is None:
+            return None
+        t0 = time.perf_counter()
+        try:
+            result = self._apply(argv, db)
+            self._check_lease_at_ack(self.offset)
+        except StreamError:
+            STATS.call(name, _usec(t0), failed=True)
+            raise
+        STATS.call(name, _usec(t0))
+        return result
 
     def check_writes(self) -> None:
         self._check_writable()
@@ -580,6 +603,16 @@ class Primary(Node):
         self.getacks += 1
         self.new_data.fire()
 
+    def _admits_now(self) -> bool:
+        """`admit` would return at once: no replica to pace, none lags past the window, or
+        this primary stops serving (the write is refused)."""
+        return (
+            not self.replicas
+            or self.closed
+            or self.epochs.deposed
+            or self.pacer.blocking(self.replicas.values(), self.offset, self.lag_after) is None
+        )
+
     async def admit(self) -> None:
         """Flow control (flow.py): return once every paced replica leaves room for a write
         at the current offset; a replica whose acks stall for the window's timeout is unpaced
@@ -787,6 +820,10 @@ class Primary(Node):
             "disk_free_bytes": self.store.free_bytes,
             "behind": self.behind,
         }
+
+
+def _usec(t0: float) -> int:
+    return int((time.perf_counter() - t0) * 1_000_000)
 
 
 def misconf(e: DiskFault) -> StreamError:
