@@ -297,10 +297,14 @@ class Primary(Node):
         self.commit(result)
         return result
 
+    def takes_writes_now(self) -> bool:
+        """`admit` would let a write in at once and its settling (concern None) waits for no
+        fsync, only the lease check."""
+        return self.store.fsync != "always" and self._admits_now()
+
     def write_now(self, argv: Argv, db: int = 0) -> Result | None:
-        """`write` without its coroutine, when it would not wait: `admit` would let it in at
-        once and its settling (concern None) waits for no fsync, only the lease check."""
-        if self.store.fsync == "always" or not self._admits_now():
+        """`write` without its coroutine, when it would not wait (`takes_writes_now`)."""
+        if not self.takes_writes_now():
             return None
         name = plain_write(argv)
         if name is None:
@@ -328,13 +332,34 @@ class Primary(Node):
         if self.replicas:  # only a replica holds writes back (admit)
             await self.admit()
         try:
-            self.check_writes()
+            batch = self._applied_batch(argvs, db)
         except StreamError as e:
             return [e] * len(argvs)
+        return await self.commit_batch(batch, concern)
+
+    def _applied_batch(self, argvs: list[Argv], db: int) -> Batch:
+        """`argvs` run as one batch (each its reply or error), not yet committed; this
+        primary's refusal of writes (`check_writes`) raised first, with nothing run."""
+        self.check_writes()
         batch, now = Batch(), now_ms()  # one now: a batch is one turn of the loop
         batch.run_writes(self.engine, argvs, now, db)
         batch.count(argvs)
-        return await self.commit_batch(batch, concern)
+        return batch
+
+    def write_batch_now(self, argvs: list[Argv], db: int = 0) -> list[Reply | StreamError]:
+        """`write_batch` without its coroutine: only while `takes_writes_now`, so settling
+        is the lease check alone (as `commit_batch`'s, failing every reply that did not)."""
+        assert self.store.fsync != "always"  # no reply before its fsync
+        try:
+            batch = self._applied_batch(argvs, db)
+        except StreamError as e:
+            return [e] * len(argvs)
+        try:
+            self.commit(batch.result)
+            self._check_lease_at_ack(self.offset)
+        except StreamError as e:
+            return batch.failed(e)
+        return batch.replies
 
     async def commit_batch(
         self, batch: Batch, concern: WriteConcern | None

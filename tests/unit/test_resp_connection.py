@@ -158,6 +158,30 @@ def test_other_commands_go_through_the_task_in_order(tmp_path: Path) -> None:
     run(tmp_path, test)
 
 
+def test_a_pipeline_s_writes_are_answered_at_once_and_the_rest_by_the_task(
+    tmp_path: Path,
+) -> None:
+    async def test(primary: Primary, connect: Connect) -> None:
+        conn, transport = connect()
+        await settle()
+        xadds = cmd("XADD", "s", "1-1", "f", "v") + cmd("XADD", "s", "1-2", "f", "v")
+        conn.data_received(xadds + cmd("PING") + cmd("XADD", "s", "1-3", "f", "v"))
+        assert transport.written == b"$3\r\n1-1\r\n$3\r\n1-2\r\n"  # one batch, one record
+        assert primary.offset == primary.store.written
+        records = primary.offset
+        await settle()
+        assert transport.written.endswith(b"$3\r\n1-2\r\n+PONG\r\n$3\r\n1-3\r\n")
+        assert primary.offset > records
+        # a lone write before another command: answered at once, the other by the task
+        conn.data_received(cmd("XADD", "s", "1-4", "f", "v") + cmd("PING"))
+        assert transport.written.endswith(b"$3\r\n1-3\r\n$3\r\n1-4\r\n")
+        await settle()
+        assert transport.written.endswith(b"$3\r\n1-4\r\n+PONG\r\n")
+        assert primary.engine.execute([b"XLEN", b"s"]).reply == 4
+
+    run(tmp_path, test)
+
+
 def test_multi_and_watch_see_writes_answered_at_once(tmp_path: Path) -> None:
     async def test(
         primary: Primary, connect: Callable[[], tuple[RespConnection, Transport]]
@@ -210,6 +234,14 @@ def test_fsync_always_waits_for_its_fsync_in_the_task(tmp_path: Path) -> None:
                 break
             await asyncio.sleep(0.01)
         assert transport.written == b"$3\r\n1-1\r\n"
+        assert primary.store.synced >= primary.offset
+        conn.data_received(cmd("XADD", "s", "1-2", "f", "v") + cmd("XADD", "s", "1-3", "f", "v"))
+        assert transport.written == b"$3\r\n1-1\r\n"  # a batch neither
+        for _ in range(200):
+            if transport.written.endswith(b"1-3\r\n"):
+                break
+            await asyncio.sleep(0.01)
+        assert transport.written == b"$3\r\n1-1\r\n$3\r\n1-2\r\n$3\r\n1-3\r\n"
         assert primary.store.synced >= primary.offset
 
     run(tmp_path, test, fsync="always")

@@ -295,6 +295,15 @@ class Node(ABC):
         A node that takes no writes answers None (its refusal is `execute`'s)."""
         return None
 
+    def takes_writes_now(self) -> bool:
+        """Whether a write now would complete without waiting: `write_batch_now` may be
+        called (until the next await). A node that takes no writes says False."""
+        return False
+
+    def write_batch_now(self, argvs: list[Argv], db: int = 0) -> list[Reply | StreamError]:
+        """`write_batch(argvs, None, db)` without a coroutine; only while `takes_writes_now`."""
+        raise AssertionError(f"a {self.role} takes no writes now")
+
     def check_writes(self) -> None:
         """Raise this node's refusal of writes, if any (READONLY, MISCONF, NOREPLICAS): what
         Redis checks when MULTI queues a write and again at EXEC."""

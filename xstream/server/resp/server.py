@@ -16,16 +16,17 @@ that follow it on that connection and no other. Replies of a pipeline are gather
 written together: when the input runs dry, past 64 KiB, and before a command that may block
 (so the replies before it are not held back while it waits).
 
-A lone write at once: when the task is idle (waiting for input: all before is answered and
-written) and a read brings exactly one whole command, a plain write (Node.batchable) that
-passes the checks `_execute` makes first (known, arity, ACL, not in MULTI; a command they
-refuse is the task's to answer) and that the node completes without waiting
-(Node.write_now: on a primary, no replica lagging past the flow window, fsync not `always`),
-`data_received` runs it and writes its reply itself: the same reply, stats and effects as
-through the task, one task wake-up and three coroutines fewer per request (a unary client's
-XADD: 123k -> 107k instructions, benchmarks/unary_cost.py). Anything else is held for the
-task (`_held`) and the task woken, so order, MULTI, blocking, back-pressure and disconnects
-are the task's as below.
+Writes at once: when the task is idle (waiting for input: all before is answered and
+written) and a read starts with a plain write (Node.batchable) that passes the checks
+`_execute` makes first (known, arity, ACL, not in MULTI; a command they refuse is the
+task's to answer) and the node completes writes without waiting now (Node.takes_writes_now:
+on a primary, no replica lagging past the flow window, fsync not `always`), `data_received`
+runs it, or the batch it heads (below), and writes the replies itself: the same replies,
+stats and effects as through the task, one task wake-up and its coroutines fewer per read
+(benchmarks/unary_cost.py, instructions per XADD: unary 123k -> 105k with the parser's cut,
+16 to a read 44k -> 41k). What is left of the read, and any other command, is held for the
+task (`_held`, parsed ahead, run first) and the task woken, so order, MULTI, blocking,
+back-pressure and disconnects are the task's as below.
 
 Pipelined writes: a plain write followed by more already parsed (a pipeline's run of XADDs)
 goes to the node as one batch (Node.write_batch: one record, one log append, one settle),
@@ -58,6 +59,7 @@ from typing import Protocol, cast
 
 from xstream.engine.commands import SUBCOMMANDS
 from xstream.engine.errors import StreamError
+from xstream.engine.reply import Reply
 from xstream.node import aclcats, slices
 from xstream.node.acl import Acl
 from xstream.node.base import Node
@@ -136,7 +138,7 @@ class RespConnection(asyncio.Protocol):
         self._task: asyncio.Task[None] | None = None  # runs this connection's commands
         self._input: asyncio.Future[None] | None = None  # the task waits for bytes on it
         self._drained: asyncio.Future[None] | None = None  # set while writing is paused
-        self._held: list[bytes] | None = None  # parsed after a batch, runs next; None: none
+        self._held: list[list[bytes]] = []  # parsed ahead (past a batch), run first, in order
         self._lost = False  # the connection is gone
 
     # ------------------------------------------------------------ transport callbacks
@@ -226,12 +228,13 @@ class RespConnection(asyncio.Protocol):
 
     def _served_at_once(self) -> bool:
         """Called with the task waiting for input (every command before is answered and its
-        reply written): if the input is one whole command, a plain write the node completes
-        without waiting (`_execute_now`), run it and write its reply here, the task left
-        waiting; True if so, or if no command is whole yet. Else False: the task is to run
-        what there is, starting with the command parsed here, if any (`_held`)."""
-        parser, session = self.parser, self.session
-        assert session is not None and self.transport is not None
+        reply written): if the input starts with a plain write the node completes without
+        waiting, run it here (with the writes parsed after it, as the task batches them)
+        and write the replies, the task left waiting; True if that was all, or if no command
+        is whole yet. Else False: the task is to run what is left, starting with what was
+        parsed here (`_held`)."""
+        parser, session, transport = self.parser, self.session, self.transport
+        assert session is not None and transport is not None
         if session.closing or (self._drained is not None and not self._drained.done()):
             return False
         try:
@@ -240,14 +243,22 @@ class RespConnection(asyncio.Protocol):
             return False  # the task's next parse raises it again, and answers it
         if argv is None:
             return True
-        reply = None if parser.buffered else self._execute_now(argv, session)
-        if reply is None:  # a pipeline (the task batches its writes) or another command
-            self._held = argv
-            return False
-        self.transport.writelines((reply,))
-        return True
+        alone = not parser.buffered
+        node = self.server.served.node
+        batch = None if alone or not node.takes_writes_now() else self._batch(argv, session)
+        if batch is not None:
+            self._batch_started(batch, session)
+            replies = node.write_batch_now(batch, session.db)
+            transport.writelines(self._encode_batch(replies, session))
+        else:
+            reply = self._execute_now(argv, session, node)
+            if reply is None:
+                self._held.insert(0, argv)
+                return False
+            transport.writelines((reply,))
+        return alone or not (self._held or parser.buffered)
 
-    def _execute_now(self, argv: list[bytes], session: Session) -> bytes | None:
+    def _execute_now(self, argv: list[bytes], session: Session, node: Node) -> bytes | None:
         """`_execute`'s encoded reply, for a plain write the node runs without waiting
         (Node.write_now) and that passes the checks `_execute` makes first (known, arity,
         ACL) outside MULTI; None, with nothing done, for any other command."""
@@ -264,7 +275,7 @@ class RespConnection(asyncio.Protocol):
         session.last_active = time.monotonic()  # the task's own, if it runs it
         session.last_argv = argv
         try:
-            result = self.server.served.node.write_now(argv, session.db)
+            result = node.write_now(argv, session.db)
         except StreamError as e:
             STATS.command()
             STATS.error(e.line)
@@ -290,7 +301,7 @@ class RespConnection(asyncio.Protocol):
         loop = asyncio.get_running_loop()
         while not self._lost:
             try:
-                argv, self._held = self._held or parser.next_command(), None
+                argv = self._held.pop(0) if self._held else parser.next_command()
             except ProtocolError as e:
                 out.append(encode_error(e.error))
                 slog("resp_protocol_error", level="warning", client=session.addr, error=e.message)
@@ -368,16 +379,23 @@ class RespConnection(asyncio.Protocol):
                 or not node.batchable(more)
                 or not allowed(conn, more)
             ):
-                self._held = more
+                self._held.append(more)
                 break
             batch.append(more)
         return batch if len(batch) > 1 else None
 
-    async def _execute_batch(self, batch: list[list[bytes]], session: Session) -> list[bytes]:
+    @staticmethod
+    def _batch_started(batch: list[list[bytes]], session: Session) -> None:
         session.last_active = time.monotonic()
         session.last_argv = batch[-1]
         STATS.command(len(batch))
+
+    async def _execute_batch(self, batch: list[list[bytes]], session: Session) -> list[bytes]:
+        self._batch_started(batch, session)
         replies = await self.server.served.node.write_batch(batch, None, session.db)
+        return self._encode_batch(replies, session)
+
+    def _encode_batch(self, replies: list[Reply | StreamError], session: Session) -> list[bytes]:
         proto = session.proto
         out = []
         for reply in replies:
