@@ -304,15 +304,16 @@ class Primary(Node):
 
     def write_now(self, argv: Argv, db: int = 0) -> Result | None:
         """`write` without its coroutine, when it would not wait (`takes_writes_now`)."""
-        if not self.takes_writes_now():
-            return None
+        if self.store.fsync == "always" or (self.replicas and not self._admits_now()):
+            return None  # not takes_writes_now(), inline: once per write
         name = plain_write(argv)
         if name is None:
             return None
         t0 = time.perf_counter()
         try:
             result = self._apply(argv, db)
-            self._check_lease_at_ack(self.offset)
+            if self.lease_until != _NO_LEASE:  # a lease that may lapse (automatic failover)
+                self._check_lease_at_ack(self.backlog.end)
         except StreamError:
             STATS.call(name, _usec(t0), failed=True)
             raise

@@ -9,6 +9,7 @@ tests/compat/ compare those with redis-server over real sockets).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -267,5 +268,22 @@ def test_a_blocking_write_blocks_alone_or_pipelined(tmp_path: Path) -> None:
         other.data_received(cmd("RPUSH", "q", "b"))
         await settle()
         assert transport.written.endswith(b"$3\r\n1-1\r\n*2\r\n$1\r\nq\r\n$1\r\nb\r\n")
+
+    run(tmp_path, test)
+
+
+def test_a_lapsed_lease_refuses_a_write_answered_at_once(tmp_path: Path) -> None:
+    async def test(primary: Primary, connect: Connect) -> None:
+        conn, transport = connect()
+        await settle()
+        primary.lease_until = time.monotonic() + 60
+        conn.data_received(cmd("XADD", "s", "1-1", "f", "v"))
+        assert transport.written == b"$3\r\n1-1\r\n"
+        primary.lease_until = time.monotonic() - 1
+        offset = primary.offset
+        conn.data_received(cmd("XADD", "s", "1-2", "f", "v"))
+        assert transport.written.startswith(b"$3\r\n1-1\r\n-READONLY ")
+        assert b"without a valid lease" in transport.written
+        assert primary.offset == offset  # nothing applied
 
     run(tmp_path, test)

@@ -283,7 +283,8 @@ class RespConnection(asyncio.Protocol):
         if result is None:
             return None
         STATS.command()
-        return encode(result.reply, session.proto)
+        reply = result.reply
+        return encode_bulk(reply) if type(reply) is bytes else encode(reply, session.proto)
 
     async def _run(self) -> None:
         out: list[bytes] = []  # replies not written yet
