@@ -323,7 +323,9 @@ class RespConnection(asyncio.Protocol):
             name = argv[0].upper()
             if name in MAY_BLOCK:
                 self._write(out)
-            batch = self._batch(argv, session) if parser.buffered else None
+            # (a batch takes its writes from the parser: not while commands parsed ahead
+            # wait in _held, which come first)
+            batch = self._batch(argv, session) if parser.buffered and not self._held else None
             if batch is not None:
                 out += await self._execute_batch(batch, session)
             else:
