@@ -71,7 +71,7 @@ from xstream.engine import Engine, Result, StreamError, snapshot
 from xstream.engine.reply import Reply
 from xstream.node import epochs, records, replids, users
 from xstream.node.backlog import Backlog
-from xstream.node.base import Argv, Node, Signal, log_snapshot_failure
+from xstream.node.base import Argv, Node, Signal, log_snapshot_failure, plain_write
 from xstream.node.batch import Batch
 from xstream.node.concern import Acks, WriteConcern
 from xstream.node.logs import slog
@@ -290,16 +290,44 @@ class Primary(Node):
     ) -> tuple[Reply, int]:
         if self.replicas:  # only a replica holds writes back (admit)
             await self.admit()
-        self._check_writable()
-        self._check_min_replicas()
-        result = self.engine.execute(argv, now_ms(), db)
-        self.commit(result)
+        result = self._apply(argv, db)
         if result.block is not None:
             result = await self.block(result.block, self._write_again)
         offset = self.offset
         if settle and not self.settled_at_once(offset, concern):
             await self.settle(offset, concern)
         return result.reply, offset
+
+    def _apply(self, argv: Argv, db: int) -> Result:
+        """Refused as a write is (`check_writes`), else run, logged and shipped: its Result."""
+        self._check_writable()
+        self._check_min_replicas()
+        result = self.engine.execute(argv, now_ms(), db)
+        self.commit(result)
+        return result
+
+    def takes_writes_now(self) -> bool:
+        """`admit` would let a write in at once and its settling (concern None) waits for no
+        fsync, only the lease check."""
+        return self.store.fsync != "always" and self._admits_now()
+
+    def write_now(self, argv: Argv, db: int = 0) -> Result | None:
+        """`write` without its coroutine, when it would not wait (`takes_writes_now`)."""
+        if self.store.fsync == "always" or (self.replicas and not self._admits_now()):
+            return None  # not takes_writes_now(), inline: once per write
+        name = plain_write(argv)
+        if name is None:
+            return None
+        t0 = time.perf_counter()
+        try:
+            result = self._apply(argv, db)
+            if self.lease_until != _NO_LEASE:  # a lease that may lapse (automatic failover)
+                self._check_lease_at_ack(self.backlog.end)
+        except StreamError:
+            STATS.call(name, _usec(t0), failed=True)
+            raise
+        STATS.call(name, _usec(t0))
+        return result
 
     def check_writes(self) -> None:
         self._check_writable()
@@ -314,13 +342,34 @@ class Primary(Node):
         if self.replicas:  # only a replica holds writes back (admit)
             await self.admit()
         try:
-            self.check_writes()
+            batch = self._applied_batch(argvs, db)
         except StreamError as e:
             return [e] * len(argvs)
+        return await self.commit_batch(batch, concern)
+
+    def _applied_batch(self, argvs: list[Argv], db: int) -> Batch:
+        """`argvs` run as one batch (each its reply or error), not yet committed; this
+        primary's refusal of writes (`check_writes`) raised first, with nothing run."""
+        self.check_writes()
         batch, now = Batch(), now_ms()  # one now: a batch is one turn of the loop
         batch.run_writes(self.engine, argvs, now, db)
         batch.count(argvs)
-        return await self.commit_batch(batch, concern)
+        return batch
+
+    def write_batch_now(self, argvs: list[Argv], db: int = 0) -> list[Reply | StreamError]:
+        """`write_batch` without its coroutine: only while `takes_writes_now`, so settling
+        is the lease check alone (as `commit_batch`'s, failing every reply that did not)."""
+        assert self.store.fsync != "always"  # no reply before its fsync
+        try:
+            batch = self._applied_batch(argvs, db)
+        except StreamError as e:
+            return [e] * len(argvs)
+        try:
+            self.commit(batch.result)
+            self._check_lease_at_ack(self.offset)
+        except StreamError as e:
+            return batch.failed(e)
+        return batch.replies
 
     async def commit_batch(
         self, batch: Batch, concern: WriteConcern | None
@@ -592,6 +641,16 @@ class Primary(Node):
         self.getacks += 1
         self.new_data.fire()
 
+    def _admits_now(self) -> bool:
+        """`admit` would return at once: no replica to pace, none lags past the window, or
+        this primary stops serving (the write is refused)."""
+        return (
+            not self.replicas
+            or self.closed
+            or self.epochs.deposed
+            or self.pacer.blocking(self.replicas.values(), self.offset, self.lag_after) is None
+        )
+
     async def admit(self) -> None:
         """Flow control (flow.py): return once every paced replica leaves room for a write
         at the current offset; a replica whose acks stall for the window's timeout is unpaced
@@ -799,6 +858,10 @@ class Primary(Node):
             "disk_free_bytes": self.store.free_bytes,
             "behind": self.behind,
         }
+
+
+def _usec(t0: float) -> int:
+    return int((time.perf_counter() - t0) * 1_000_000)
 
 
 def misconf(e: DiskFault) -> StreamError:

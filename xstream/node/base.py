@@ -283,15 +283,26 @@ class Node(ABC):
 
     def batchable(self, argv: Argv) -> bool:
         """Whether `argv` may join a batch of pipelined writes (`write_batch`): a well-formed
-        engine write that never blocks (XREADGROUP may: it runs alone, and so does anything
-        else, an unknown or ill-formed command answering its error alone)."""
-        if argv[0].upper() in SERVER_COMMANDS:
-            return False
-        try:
-            cmd = lookup(argv)
-        except StreamError:
-            return False
-        return cmd.write and cmd.fullname != "xreadgroup"
+        engine write that never blocks (XREADGROUP, BLPOP, BRPOP may: each runs alone, and so
+        does anything else, an unknown or ill-formed command answering its error alone)."""
+        return plain_write(argv) is not None
+
+    def write_now(self, argv: Argv, db: int = 0) -> Result | None:
+        """`execute(argv, db=db)` without a coroutine, for a `batchable` write this node
+        completes without waiting now (nothing to wait for before or after it): its Result,
+        counted in commandstats as `execute` counts it, or the StreamError `execute` raises.
+        None, with nothing done or counted, for anything else: the caller awaits `execute`.
+        A node that takes no writes answers None (its refusal is `execute`'s)."""
+        return None
+
+    def takes_writes_now(self) -> bool:
+        """Whether a write now would complete without waiting: `write_batch_now` may be
+        called (until the next await). A node that takes no writes says False."""
+        return False
+
+    def write_batch_now(self, argvs: list[Argv], db: int = 0) -> list[Reply | StreamError]:
+        """`write_batch(argvs, None, db)` without a coroutine; only while `takes_writes_now`."""
+        raise AssertionError(f"a {self.role} takes no writes now")
 
     def check_writes(self) -> None:
         """Raise this node's refusal of writes, if any (READONLY, MISCONF, NOREPLICAS): what
@@ -545,6 +556,22 @@ async def _info(node: Node, argv: Argv, client_offset: int) -> tuple[Reply, int]
 
 def _usec(t0: float) -> int:
     return int((time.perf_counter() - t0) * 1_000_000)
+
+
+# The engine's writes that may block. WARNING: the RESP edge's MAY_BLOCK names them too.
+BLOCKING_WRITES = frozenset({"xreadgroup", "blpop", "brpop"})
+
+
+def plain_write(argv: Argv) -> str | None:
+    """The commandstats name of `argv` if it is a well-formed engine write that never blocks
+    (Node.batchable), else None."""
+    if argv[0].upper() in SERVER_COMMANDS:
+        return None
+    try:
+        cmd = lookup(argv)
+    except StreamError:
+        return None
+    return cmd.fullname if cmd.write and cmd.fullname not in BLOCKING_WRITES else None
 
 
 def _is_write(argv: Argv) -> bool:

@@ -21,8 +21,17 @@ without being handed it. All increments happen on the event loop.
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable
+
+
+class Tally(dict[str, int]):
+    """A count per name, 0 for a name not counted yet, as a Counter reads. Not a Counter:
+    Counter defines __delitem__ in Python, which sends every `c[name] += n` through a
+    Python-level item slot, ~1,300 instructions more per update (callgrind), two updates per
+    command in commandstats."""
+
+    def __missing__(self, key: str) -> int:
+        return 0
 
 
 class Stats:
@@ -33,17 +42,17 @@ class Stats:
         self.connections_received = 0  # total_connections_received (RESP connections)
         self.commands_processed = 0  # total_commands_processed (RESP and gRPC)
         self.error_replies = 0  # total_error_replies
-        self.errors: Counter[str] = Counter()  # errorstat_<PREFIX>:count=N
+        self.errors: Tally = Tally()  # errorstat_<PREFIX>:count=N
         self.changes = 0  # writes applied since the process started (never reset)
         self.changes_at_save = 0  # `changes` when the last written snapshot began
         self.last_save = int(self.started)  # rdb_last_save_time: start counts as saved
         self.last_save_ok = True  # rdb_last_bgsave_status
         self.snapshots_running = 0  # rdb_bgsave_in_progress when > 0
         self.on_shutdown: Callable[[], None] | None = None  # SHUTDOWN asks the process to stop
-        self.calls: Counter[str] = Counter()  # cmdstat_<name>: calls (run, failed or not)
-        self.usec: Counter[str] = Counter()  # ... usec (time inside the node, blocking included)
-        self.rejected: Counter[str] = Counter()  # ... rejected_calls (refused before running)
-        self.failed: Counter[str] = Counter()  # ... failed_calls (ran and answered an error)
+        self.calls: Tally = Tally()  # cmdstat_<name>: calls (run, failed or not)
+        self.usec: Tally = Tally()  # ... usec (time inside the node, blocking included)
+        self.rejected: Tally = Tally()  # ... rejected_calls (refused before running)
+        self.failed: Tally = Tally()  # ... failed_calls (ran and answered an error)
 
     def connected(self) -> None:
         self.connections_received += 1

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .codec import _ARRAY_HDR, _BULK_HDR, _SHARED_HDRS, RespParser
+from .codec import _ARRAY_HDR, _RUN_BULK_HDR, _SHARED_HDRS, RespParser
 
 hiredis: Any
 try:
@@ -42,26 +42,27 @@ def new_parser(max_bulk_len: int) -> RespParser:
 
 
 def _canonical(argv: Any, max_bulk_len: int) -> bytes | None:
-    """argv's canonical multibulk encoding; None unless argv is a list of bytes (an int, a
-    list or None has no len() or cannot be joined: TypeError), each within `max_bulk_len`
+    """argv's canonical multibulk encoding; None unless argv is a list of bytes (not an int,
+    a list or None: what hiredis gives for other elements), each within `max_bulk_len`
     (a longer one is the pure parser's to refuse, as Redis does: every argument the parser
     gives is within proto-max-bulk-len, so the node need not look again)."""
+    # Typed parts, the CRLFs inside the prebuilt `\r\n$len\r\n` heads, no bound `append`:
+    # ~2,500 instructions fewer per 9-argument XADD than a `\r\n`.join of untyped parts
+    # (callgrind, compiled).
     if type(argv) is not list:
         return None
     n = len(argv)
-    out = [_ARRAY_HDR[n] if n < _SHARED_HDRS else b"*%d" % n]
-    append = out.append
-    try:
-        for arg in argv:
-            m = len(arg)
-            if m > max_bulk_len:
-                return None
-            append(_BULK_HDR[m] if m < _SHARED_HDRS else b"$%d" % m)
-            append(arg)
-        append(b"")
-        return b"\r\n".join(out)
-    except TypeError:
-        return None
+    out: list[bytes] = [_ARRAY_HDR[n] if n < _SHARED_HDRS else b"*%d" % n]
+    for arg in argv:
+        if type(arg) is not bytes:
+            return None
+        m = len(arg)
+        if m > max_bulk_len:
+            return None
+        out.append(_RUN_BULK_HDR[m] if m < _SHARED_HDRS else b"\r\n$%d\r\n" % m)
+        out.append(arg)
+    out.append(b"\r\n")
+    return b"".join(out)
 
 
 class FastRespParser(RespParser):
