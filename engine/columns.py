@@ -6,6 +6,7 @@ node and appends its live entries within [start, end] to a `Columns`, one plain 
 column, so that a reader turns each list into an array in one call:
 
     entry i        ms[i], seq[i]                 the ID's halves (0..2**64-1)
+                   ids[i]                        the ID as XRANGE writes it, b"<ms>-<seq>"
                    shapes[i]                     its field names: templates[shapes[i]]
     its values     values[v_i .. v_i + k - 1]    k = len(templates[shapes[i]]), in order,
                                                  v_i the sum of the earlier entries' k
@@ -27,9 +28,13 @@ from __future__ import annotations
 from typing import Final
 
 from . import listpack as lp_
-from .node import FLAG_DELETED, FLAG_SAMEFIELDS, master_fields
+from .node import FLAG_DELETED, FLAG_SAMEFIELDS, id_bytes, master_fields
 
 _MASK64: Final = (1 << 64) - 1
+# The largest int compiled code holds as a machine word (mypyc's short ints): an ID half is
+# compared with it first, and with _MASK64 (a boxed int: every comparison with it would box
+# the half) only past it.
+_SHORT_MAX: Final = (1 << 62) - 1
 
 
 class Columns:
@@ -38,6 +43,7 @@ class Columns:
     def __init__(self) -> None:
         self.ms: list[int] = []  # the IDs' ms halves, one per entry
         self.seq: list[int] = []  # the IDs' seq halves
+        self.ids: list[bytes] = []  # the IDs, b"<ms>-<seq>"
         self.shapes: list[int] = []  # each entry's field names, an index in `templates`
         self.templates: list[list[bytes]] = []  # distinct lists of field names
         self.template_ids: dict[tuple[bytes, ...], int] = {}  # names -> index in templates
@@ -72,16 +78,17 @@ def decode_node(
     nf = len(mfields)
     stop = len(lp) - 1
     values = out.values
+    prefix_ms, prefix = -1, b""  # the last ID's b"<ms>-" (entries share it)
     while pos < stop:
         # -- flags (always a 7-bit int), ms-diff, seq-diff: signed int64, modulo 2**64 --
         flags = lp[pos]
         msd, pos = lp_.read_int(lp, pos + 2)
         sqd, pos = lp_.read_int(lp, pos)
         ms = master_ms + msd
-        if ms < 0 or ms > _MASK64:
+        if (ms < 0 or ms > _SHORT_MAX) and (ms < 0 or ms > _MASK64):
             ms &= _MASK64
         seq = master_seq + sqd
-        if seq < 0 or seq > _MASK64:
+        if (seq < 0 or seq > _SHORT_MAX) and (seq < 0 or seq > _MASK64):
             seq &= _MASK64
         if ms > end_ms or (ms == end_ms and seq > end_seq):
             return True
@@ -108,6 +115,9 @@ def decode_node(
                 pos = lp_.append_bytes(lp, pos, values)
             out.shapes.append(out.shape(tuple(names)))
         pos += 2 if lp[pos] < 0x80 else lp_.element_size(lp, pos)  # lp-count
+        if ms != prefix_ms:
+            prefix_ms, prefix = ms, b"%d-" % ms
         out.ms.append(ms)
         out.seq.append(seq)
+        out.ids.append(id_bytes(prefix, seq))
     return False

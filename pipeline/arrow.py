@@ -8,7 +8,9 @@ shape (an index into the page's distinct lists of field names) and every value i
 Each column is then one Arrow call or kernel, never a loop over rows in Python:
 
     ms, seq   uint64 arrays of the ID halves, reinterpreted as int64
-    id        ms and seq cast to decimal and joined with '-'
+    id        the IDs the decoder wrote (b"<ms>-<seq>", its prefix shared by an ms's entries):
+              one binary array, cast to string (cheaper than casting the halves to decimal
+              and joining them in Arrow: 0.17 -> 0.08 us per row with the halves' arrays)
     fields    a MapArray: the shapes' name lists taken per entry give the map's offsets and
               keys; the values are one string array
 
@@ -25,7 +27,6 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from xstream.engine.columns import Columns
 
@@ -61,7 +62,7 @@ def batch(stream: str, cols: Columns) -> pa.RecordBatch:
     n = len(cols)
     ms = pa.array(cols.ms, pa.uint64())
     seq = pa.array(cols.seq, pa.uint64())
-    ids = pc.binary_join_element_wise(ms.cast(pa.string()), seq.cast(pa.string()), "-")
+    ids = pa.array(cols.ids, pa.binary()).cast(pa.string())
     zeros = pa.nulls(n, pa.int32()).fill_null(0)
     templates = _strings(pa.array(cols.templates, pa.list_(pa.binary())))
     # one list of names per entry (a page of one shape, the usual case: no list to convert)
