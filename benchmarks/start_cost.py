@@ -63,13 +63,23 @@ def one_start(python: str, tmp: Path, callgrind: bool) -> list[float]:
         argv = [python, "-c", START, data]
         if callgrind:
             argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv]
-        done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+        # cwd: not a checkout, whose folder `-c` would put first on sys.path (its `xstream`)
+        done = subprocess.run(argv, env=env, cwd=tmp, capture_output=True, text=True, check=True)
     if callgrind:
         refs = re.search(r"refs:\s+([\d,]+)", done.stderr)
         assert refs is not None, done.stderr[-2000:]
         return [float(refs.group(1).replace(",", ""))]
     t0, t1, t2 = (float(x) for x in done.stdout.split("cpu", 1)[1].split())
     return [t0, t1 - t0, t2 - t1]
+
+
+def source_of(python: str, tmp: Path) -> str:
+    """The folder `python` imports xstream from (which checkout a start measures)."""
+    done = subprocess.run(
+        [python, "-c", "import xstream; print(xstream.__path__[0])"],
+        cwd=tmp, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return done.stdout.strip()
 
 
 def report(name: str, runs: list[list[float]], callgrind: bool) -> None:
@@ -100,8 +110,9 @@ def main() -> int:
     runs: dict[str, list[list[float]]] = {name: [] for name in pythons}
     with tempfile.TemporaryDirectory(prefix="xstream-start-") as d:
         tmp = Path(d)
-        for python in pythons.values():
+        for name, python in pythons.items():
             one_start(python, tmp, False)  # fills the bytecode cache (and the digest's)
+            print(f"{name}: xstream from {source_of(python, tmp)}")
         for _ in range(args.starts):
             for name, python in pythons.items():
                 runs[name].append(one_start(python, tmp, args.callgrind))
