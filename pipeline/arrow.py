@@ -7,8 +7,11 @@ them), which xstream.engine.columns decodes into a `Columns`: the ID halves, eac
 shape (an index into the page's distinct lists of field names) and every value in order.
 Each column is then one Arrow call or kernel, never a loop over rows in Python:
 
-    ms, seq   uint64 arrays of the ID halves, reinterpreted as int64
-    id        ms and seq cast to decimal and joined with '-'
+    ms, seq   uint64 arrays of the ID halves, reinterpreted as int64 (ms decoded from its
+              runs, one value per run)
+    id        the IDs the decoder wrote (b"<ms>-<seq>", its prefix shared by an ms's entries):
+              one binary array, cast to string (cheaper than casting the halves to decimal
+              and joining them in Arrow: 0.17 -> 0.08 us per row with the halves' arrays)
     fields    a MapArray: the shapes' name lists taken per entry give the map's offsets and
               keys; the values are one string array
 
@@ -56,16 +59,25 @@ def _replaced(values: list[Any]) -> list[Any]:
     return [v.decode("utf-8", "replace") if isinstance(v, bytes) else _replaced(v) for v in values]
 
 
+def _ms_array(cols: Columns) -> pa.Array:
+    """The entries' ms halves (uint64), from their runs: one value per run converted."""
+    if not len(cols):
+        return pa.array([], pa.uint64())
+    ends = pa.array([*cols.ms_starts[1:], len(cols)], pa.int32())
+    runs = pa.RunEndEncodedArray.from_arrays(ends, pa.array(cols.ms_runs, pa.uint64()))
+    return pc.run_end_decode(runs)
+
+
 def batch(stream: str, cols: Columns) -> pa.RecordBatch:
     """One RecordBatch of the entries `cols` holds (see the module comment)."""
     n = len(cols)
-    ms = pa.array(cols.ms, pa.uint64())
+    ms = _ms_array(cols)
     seq = pa.array(cols.seq, pa.uint64())
-    ids = pc.binary_join_element_wise(ms.cast(pa.string()), seq.cast(pa.string()), "-")
+    ids = pa.array(cols.ids, pa.binary()).cast(pa.string())
     zeros = pa.nulls(n, pa.int32()).fill_null(0)
     templates = _strings(pa.array(cols.templates, pa.list_(pa.binary())))
     # one list of names per entry (a page of one shape, the usual case: no list to convert)
-    shapes = zeros if len(cols.templates) == 1 else pa.array(cols.shapes, pa.int32())
+    shapes = pa.array(cols.shapes, pa.int32()) if cols.shapes else zeros
     names = templates.take(shapes)
     values = _strings(pa.array(cols.values, pa.binary()))
     fields = pa.MapArray.from_arrays(names.offsets, names.flatten(), values, type=FIELDS_TYPE)

@@ -55,16 +55,40 @@ def execute(
     address: str, *words: str | bytes | int, timeout: float = 30.0, tls: TlsFiles | None = None
 ) -> pb.Value:
     """Run one command on `address`; its Value, or NodeError with Redis's error line."""
-    try:
-        reply: pb.Reply = stub(address, tls).Execute(
-            pb.Command(argv=[encode(w) for w in words]), timeout=timeout
-        )
-    except grpc.RpcError as e:
-        detail = e.details() if hasattr(e, "details") else str(e)
-        raise NodeError(f"{address}: {detail}") from None
-    if reply.WhichOneof("outcome") == "error":
-        raise NodeError(f"{address}: {reply.error}")
-    return reply.value
+    return send(address, *words, timeout=timeout, tls=tls).value()
+
+
+def send(
+    address: str, *words: str | bytes | int, timeout: float = 30.0, tls: TlsFiles | None = None
+) -> Pending:
+    """Start one command on `address` and return at once: its `Pending` reply."""
+    call = stub(address, tls).Execute.future(
+        pb.Command(argv=[encode(w) for w in words]), timeout=timeout
+    )
+    return Pending(address, call)
+
+
+class Pending:
+    """A command sent and not yet answered (gRPC's future for it)."""
+
+    def __init__(self, address: str, call: grpc.Future[pb.Reply]) -> None:
+        self.address = address  # the node it was sent to
+        self.call = call  # gRPC's future of its pb.Reply
+
+    def value(self) -> pb.Value:
+        """Wait for the reply: its Value, or NodeError with Redis's error line."""
+        try:
+            reply: pb.Reply = self.call.result()
+        except grpc.RpcError as e:
+            detail = e.details() if hasattr(e, "details") else str(e)
+            raise NodeError(f"{self.address}: {detail}") from None
+        if reply.WhichOneof("outcome") == "error":
+            raise NodeError(f"{self.address}: {reply.error}")
+        return reply.value
+
+    def cancel(self) -> None:
+        """Drop the call if it is still running (nothing if it is answered)."""
+        self.call.cancel()
 
 
 @dataclass(frozen=True)

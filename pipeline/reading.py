@@ -204,27 +204,44 @@ def _pages(part: Part, after: str) -> Iterator[columns.Columns]:
     engine/commands/xnodes.py) decoded into columns, keeping the live entries in range. Each
     page is one atomic read of the node; the next one starts at the first node not sent, and
     keeps only entries from there on (the node before it may be sent again if that one was
-    freed meanwhile: its entries were in an earlier page)."""
+    freed meanwhile: its entries were in an earlier page).
+
+    The next page is asked for as soon as a page arrives, before this one is decoded and
+    handed to Spark: the node reads it and gRPC carries it meanwhile (the same requests, in
+    the same order, one ahead). A reader stopped early drops the one in flight."""
     lo = _after(after)
     hi = id_key(part.last)
-    while True:
-        cursor = f"{lo[0]}-{lo[1]}"
-        value = nodes.execute(
-            part.node, "XNODES", part.stream, cursor, part.last, "COUNT", part.fetch_size,
-            tls=part.tls,
-        )  # fmt: skip
-        if value.WhichOneof("kind") != "array":
-            raise nodes.NodeError(f"{part.node}: unexpected XNODES reply {value!r:.200}")
-        items = value.array.items
-        cols = columns.Columns()
-        for i in range(1, len(items), 2):
-            ms, _, seq = items[i].bulk.partition(b"-")
-            columns.decode_node(cols, items[i + 1].bulk, int(ms), int(seq), *lo, *hi)
-        if len(cols):
-            yield cols
-        if items[0].WhichOneof("kind") != "bulk":  # nil: no node of the range is left
-            return
-        lo = id_key(items[0].bulk.decode())
+    pending = _xnodes(part, lo)
+    try:
+        while True:
+            value = pending.value()
+            if value.WhichOneof("kind") != "array":
+                raise nodes.NodeError(f"{part.node}: unexpected XNODES reply {value!r:.200}")
+            items = value.array.items
+            more = items[0].WhichOneof("kind") == "bulk"  # nil: no node of the range is left
+            if more:
+                following = id_key(items[0].bulk.decode())
+                pending = _xnodes(part, following)
+            cols = columns.Columns()
+            for i in range(1, len(items), 2):
+                ms, _, seq = items[i].bulk.partition(b"-")
+                columns.decode_node(cols, items[i + 1].bulk, int(ms), int(seq), *lo, *hi)
+            if len(cols):
+                yield cols
+            if not more:
+                return
+            lo = following
+    finally:
+        pending.cancel()
+
+
+def _xnodes(part: Part, lo: tuple[int, int]) -> nodes.Pending:
+    """XNODES from `lo` (inclusive) to the part's end, sent."""
+    cursor = f"{lo[0]}-{lo[1]}"
+    return nodes.send(
+        part.node, "XNODES", part.stream, cursor, part.last, "COUNT", part.fetch_size,
+        tls=part.tls,
+    )  # fmt: skip
 
 
 def _after(entry_id: str) -> tuple[int, int]:

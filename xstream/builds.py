@@ -23,6 +23,14 @@ read neither the environment nor the file system (the engine stays sans-I/O:
 tests/unit/test_engine_purity.py). Importing this module is cheap (every `xstream` command
 does): sources are listed and hashed only when a group's package is imported.
 
+The sources' digest is cached (`current_digest`), as Python caches bytecode: in the group's
+__pycache__ (or under PYTHONPYCACHEPREFIX), keyed by every source's name, size, mtime, ctime
+and inode, so a start whose sources are unchanged lists and stats them (~0.3 ms for the
+engine's 55) instead of reading and hashing 385 KB (~2 ms, and hashlib's import where nothing
+else has done it). An edit, a replaced or an added file changes the key; ctime cannot be set
+back by hand (mtime can: `cp -p`, `touch -d`). Written atomically, never when Python writes no
+bytecode (PYTHONDONTWRITEBYTECODE), and a cache that cannot be read or written is recomputed.
+
 The stamp stays a compiled module rather than a plain file: it is found only under the
 interpreter's own extension suffix, so a build for another interpreter reads as missing, and
 it ships wherever the extension modules do (pyproject's package data: *.so).
@@ -30,6 +38,7 @@ it ships wherever the extension modules do (pyproject's package data: *.so).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import os
@@ -104,22 +113,40 @@ class BuildGroup:
     def sources(self, folder: Path) -> list[str]:
         """The group's .py files, relative to its folder (in `folder`), in digest order."""
         if self.modules is None:
-            return sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*.py"))
+            return sorted(_python_files(str(folder)))
         return list(self.modules)
 
     def compiled_sources(self, folder: Path) -> list[str]:
         return [source for source in self.sources(folder) if source not in self.pure]
 
-    def digest(self, folder: Path) -> str:
+    def digest(self, folder: Path, sources: Sequence[str] | None = None) -> str:
         """sha256 of the sources (relative paths and contents): what `_stamp.DIGEST` holds for
         the sources a build was compiled from (scripts/mypyc_build.py writes it)."""
         import hashlib  # noqa: PLC0415  (only when a group is imported or built)
 
         h = hashlib.sha256()
-        for source in self.sources(folder):
+        for source in self.sources(folder) if sources is None else sources:
             h.update(source.encode() + b"\0")
             h.update((folder / source).read_bytes() + b"\0")
         return h.hexdigest()
+
+    def current_digest(self, folder: Path) -> str:
+        """digest(folder), from its cache when no source changed since it was written (see
+        the top), else computed and cached."""
+        sources = self.sources(folder)
+        key = "".join(_stat_line(folder, source) for source in sources)
+        cache = _digest_cache(folder)
+        try:
+            text = cache.read_text() if cache is not None else ""
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        digest, _, cached_key = text.partition("\n")
+        if cached_key == key and len(digest) == 64:
+            return digest
+        digest = self.digest(folder, sources)
+        if cache is not None and not sys.dont_write_bytecode:
+            _write_atomically(cache, digest + "\n" + key)
+        return digest
 
     def module_name(self, source: str) -> str:
         """The module of a source path: "commands/__init__.py" is xstream.engine.commands."""
@@ -154,7 +181,7 @@ class BuildGroup:
         stamp = self._stamp()
         digest = stamp.DIGEST if stamp is not None else None
         wanted = os.environ.get(ENV, "")
-        choice = decide(wanted, self.title, digest, lambda: self.digest(folder))
+        choice = decide(wanted, self.title, digest, lambda: self.current_digest(folder))
         if choice[0]:
             assert stamp is not None
             self._load_compiled(folder, stamp)
@@ -189,6 +216,46 @@ class BuildGroup:
             module.__spec__, module.__loader__, module.__file__ = spec, spec.loader, str(path)
             if package is not None:
                 module.__path__ = package
+
+
+def _python_files(folder: str) -> list[str]:
+    """Every .py file below `folder`, relative to it ("commands/add_trim.py"), unsorted.
+    os.walk, not Path.rglob: a third of the time, and no pathlib objects per file."""
+    found = []
+    for root, _, files in os.walk(folder):
+        rel = os.path.relpath(root, folder)
+        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        found += [prefix + name for name in files if name.endswith(".py")]
+    return found
+
+
+def _stat_line(folder: Path, source: str) -> str:
+    """What the digest cache's key holds of one source: its name, size, mtime, ctime, inode."""
+    st = os.stat(folder / source)
+    return f"{source} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}\n"
+
+
+def _digest_cache(folder: Path) -> Path | None:
+    """Where the digest of the sources in `folder` is cached: beside their bytecode (None when
+    the interpreter keeps no bytecode cache)."""
+    try:
+        pyc = importlib.util.cache_from_source(str(folder / "_sources.py"))
+    except NotImplementedError:  # sys.implementation.cache_tag is None
+        return None
+    return Path(pyc).with_suffix(".digest")
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """`text` into `path` by a rename (a concurrent start reads the old file or the new one,
+    never half of one); nothing if the folder cannot be written."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):  # (importlib.util has imported contextlib)
+            tmp.unlink(missing_ok=True)
 
 
 class _ChoosingLoader:

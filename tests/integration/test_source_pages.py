@@ -33,7 +33,9 @@ def test_pages_skip_what_an_earlier_page_held_when_the_next_node_is_freed(
     pages = reading._pages(part, ids[9])
     first = next(pages)  # nodes of 100 entries: the first two, from the 11th entry
     assert len(first) == 190
-    c.xdel("s", *ids[200:300])  # the whole third node, where the next page starts: freed
+    # The second page (the next two nodes) was asked for when the first arrived; the third
+    # is asked for when the second arrives. The fifth node, where it starts: freed.
+    c.xdel("s", *ids[400:500])
     rest = list(pages)
     got = _rows([first, *rest])
     assert got == _xrange(cluster, primary, "(" + ids[9], ids[-3])

@@ -151,6 +151,76 @@ def test_the_engine_digest_covers_every_source(tmp_path: Path) -> None:
     assert ENGINE.digest(copy) != ENGINE.digest(ENGINE_DIR)
 
 
+def _engine_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the engine's sources whose digest cache goes under tmp_path/pycache, written
+    whatever this run's PYTHONDONTWRITEBYTECODE says."""
+    shutil.copytree(ENGINE_DIR, tmp_path / "engine", ignore=shutil.ignore_patterns("*.so"))
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "pycache"))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    return tmp_path / "engine"
+
+
+def _hashing_forbidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    def digest(*_: object) -> str:
+        raise AssertionError("hashed the sources: the cache was not used")
+
+    monkeypatch.setattr(BuildGroup, "digest", digest)
+
+
+def test_the_digest_is_cached_while_no_source_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = _engine_copy(tmp_path, monkeypatch)
+    expected = ENGINE.digest(copy)
+    assert ENGINE.current_digest(copy) == expected  # computed, and cached
+    assert list((tmp_path / "pycache").rglob("*.digest"))
+    with monkeypatch.context() as m:
+        _hashing_forbidden(m)
+        assert ENGINE.current_digest(copy) == expected
+
+
+@pytest.mark.parametrize("change", ["edited", "replaced, same size and mtime", "added", "removed"])
+def test_a_changed_source_is_hashed_again(
+    change: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = _engine_copy(tmp_path, monkeypatch)
+    ENGINE.current_digest(copy)
+    reply = copy / "reply.py"
+    if change == "edited":
+        with reply.open("a") as f:
+            f.write("# edited\n")
+    elif change == "added":
+        (copy / "commands" / "extra.py").write_text("# new\n")
+    elif change == "removed":
+        (copy / "commands" / "sets.py").unlink()
+    else:  # the same bytes but one, a new inode, the old times set back by hand
+        st = reply.stat()
+        text = reply.read_bytes()
+        (copy / "new.tmp").write_bytes(text[:-2] + b"!\n")
+        os.replace(copy / "new.tmp", reply)
+        os.utime(reply, ns=(st.st_atime_ns, st.st_mtime_ns))
+    expected = ENGINE.digest(copy)
+    assert ENGINE.current_digest(copy) == expected
+    with monkeypatch.context() as m:  # and cached again
+        _hashing_forbidden(m)
+        assert ENGINE.current_digest(copy) == expected
+
+
+def test_a_cache_that_cannot_be_used_is_recomputed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = _engine_copy(tmp_path, monkeypatch)
+    expected = ENGINE.digest(copy)
+    ENGINE.current_digest(copy)
+    (cache,) = (tmp_path / "pycache").rglob("*.digest")
+    cache.write_bytes(b"\xff garbage")
+    assert ENGINE.current_digest(copy) == expected
+    cache.unlink()
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    assert ENGINE.current_digest(copy) == expected
+    assert not cache.exists()  # no cache written where Python writes no bytecode
+
+
 def test_the_codec_digest_covers_its_sources(tmp_path: Path) -> None:
     for source in RESP_CODEC.sources(RESP_DIR):
         shutil.copyfile(RESP_DIR / source, tmp_path / source)
