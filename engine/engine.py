@@ -3,7 +3,8 @@
     Engine.execute(argv, now_ms, db)  -> Result(reply, effects, signaled, block, touched)
     Engine.apply(effect)              -> replays a shipped effect (no clock, LIMIT ignored)
     Engine.apply_record(effects)      -> replays one record's effects, from db 0 (a run of
-                                         XADDs to one stream as one append: replay.py)
+                                         XADDs to one stream, or an XAPPEND, as one append:
+                                         replay.py)
     Engine.adopt(other)               -> takes another engine's data set (a snapshot loaded there)
     Engine.xadd_many(key, entries, now_ms, db) -> many `XADD key *` at once (api.py)
     Engine.xadd_flat(key, elements, counts, now_ms, db) -> the same from a batch's wire form
@@ -231,16 +232,20 @@ class Engine:
     def apply_record(self, effects: Sequence[Argv]) -> Result:
         """Replay one record's effects from db 0; the (db, key)s they signal and touch (the
         Result's reply is None, its effects empty). A run of explicit-ID XADDs to one stream
-        is appended as one (replay.py), with what those XADDs apply one by one would give."""
+        is appended as one, and an XAPPEND without its command's dispatch (replay.py), with
+        what the general path would give."""
         self.apply_db = 0
         signaled: Signaled = []
         touched: Signaled = []
         i, n = 0, len(effects)
         while i < n:
             self._start(0, Mode.KEEP)  # as `apply` replays: keys past their time are kept
-            j = replay.apply_xadds(self.dbs[self.apply_db], self.config, effects, i)
+            keyspace = self.dbs[self.apply_db]
+            j = replay.apply_xadds(keyspace, self.config, effects, i)
+            if j == i and replay.apply_xappend(keyspace, self.config, effects[i]):
+                j = i + 1
             if j > i:
-                each = [(self.apply_db, effects[i][1])] * (j - i)  # one per XADD
+                each = [(self.apply_db, effects[i][1])] * (j - i)  # one per XADD or XAPPEND
                 signaled += each
                 touched += each
                 i = j

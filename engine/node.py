@@ -41,6 +41,8 @@ from .listpack import (
     DIGITS,
     ENC16,
     ENC24,
+    ENC32,
+    ENC64,
     SMALL_INTS,
     STR6_BACK,
     STR6_HEAD,
@@ -253,10 +255,14 @@ def append_entries(
     i: int,
     max_bytes: int,
     max_entries: int,
+    first_ms: int = 0,
+    first_seq: int = 0,
 ) -> int:
     """Append entries i, i + 1, ... while the node has room, in one listpack write: entry k
-    has the ID ids[k] (ascending; the caller checked) and the field/value elements
-    elements[bounds[k] : bounds[k + 1]], any fields (SAMEFIELDS when they are the master's).
+    has the ID ids[k] (ascending; the caller checked), or with `ids` empty the ID
+    first_ms-(first_seq + k) (an XAPPEND's; no seq carry, the caller checked), and the
+    field/value elements elements[bounds[k] : bounds[k + 1]], any fields (SAMEFIELDS when
+    they are the master's).
 
     Returns the index of the first entry not appended. `max_bytes` is the effective byte
     limit (already capped), `max_entries` 0 for none. Byte for byte what Stream.append once
@@ -272,7 +278,9 @@ def append_entries(
     size = len(lp)
     parts: list[bytes] = []  # the pieces of every entry appended, in order
     count = 0  # listpack elements added
-    n = len(ids)
+    n = len(bounds) - 1
+    consecutive = not ids
+    msd = encode_delta(first_ms, mms)  # every consecutive ID's ms-diff
     k = i
     while k < n:
         if max_entries and live + deleted >= max_entries:
@@ -290,11 +298,16 @@ def append_entries(
                 if elements[a + 2 * q] != mfields[q]:
                     same = False
                     break
-        eid = ids[k]
-        msd = encode_delta(eid.ms, mms)
-        sqd = encode_delta(eid.seq, mseq)
+        if consecutive:
+            sqd = encode_delta(first_seq + k, mseq)
+        else:
+            eid = ids[k]
+            msd = encode_delta(eid.ms, mms)
+            sqd = encode_delta(eid.seq, mseq)
         if same:  # flags, ms-diff, seq-diff, the values, lp-count
-            parts += (_ENC_SAME, msd, sqd)
+            parts.append(_ENC_SAME)
+            parts.append(msd)
+            parts.append(sqd)
             grown = len(_ENC_SAME) + len(msd) + len(sqd) + len(same_lpc)
             for p in range(a + 1, b, 2):
                 grown += put_element(parts, elements[p])
@@ -303,7 +316,10 @@ def append_entries(
         else:  # flags, ms-diff, seq-diff, num-fields, the fields and values, lp-count
             num = encode_int(pairs)
             lpc = encode_int(2 * pairs + 4)
-            parts += (_ENC_NONE, msd, sqd, num)
+            parts.append(_ENC_NONE)
+            parts.append(msd)
+            parts.append(sqd)
+            parts.append(num)
             grown = len(_ENC_NONE) + len(msd) + len(sqd) + len(num) + len(lpc)
             for p in range(a, b):
                 grown += put_element(parts, elements[p])
@@ -322,24 +338,46 @@ def append_entries(
 
 def put_element(parts: list[bytes], v: bytes) -> int:
     """Append encode_str(v) to `parts` (in up to three pieces); its length. encode_str with
-    its common cases inlined: a short string (a leading 0 makes digits a string), a short
-    canonical number."""
+    its common cases inlined: a short string (a leading 0 makes digits a string), a
+    canonical number of up to 18 digits (below 2**63: always an int64), read digit by digit
+    (compiled, a fraction of isdigit() and int())."""
     k = len(v)
-    if k < 64 and (not k or v[0] > 57 or (v[0] == 48 and k > 1)):
-        parts += (STR6_HEAD[k], v, STR6_BACK[k])
-        return k + 2
-    if k < 6 and v.isdigit():  # 0..99999, canonical
-        iv = int(v)
-        if iv < 4096:
-            enc = SMALL_INTS[iv + 4096]
-        elif iv < 32768:
-            enc = ENC16.pack(0xF1, iv, 3)
-        else:
-            enc = ENC24.pack(0xF2 | iv << 8, 4)
-    else:
-        enc = encode_str(v)
+    if k < 64:
+        c = v[0] if k else 58
+        if c > 57 or (c == 48 and k > 1):  # a string (also the empty one)
+            parts.append(STR6_HEAD[k])
+            parts.append(v)
+            parts.append(STR6_BACK[k])
+            return k + 2
+        if c >= 48 and k < 19:  # a digit first: a number if every byte is one
+            iv = 0
+            for p in range(k):
+                d = v[p] - 48
+                if d < 0 or d > 9:  # no sign past the first byte: a string
+                    parts.append(STR6_HEAD[k])
+                    parts.append(v)
+                    parts.append(STR6_BACK[k])
+                    return k + 2
+                iv = (iv << 3) + (iv << 1) + d  # times ten, in machine words (shipped_id)
+            enc = _encode_uint(iv)
+            parts.append(enc)
+            return len(enc)
+    enc = encode_str(v)
     parts.append(enc)
     return len(enc)
+
+
+def _encode_uint(v: int) -> bytes:
+    """encode_int(v) for 0 <= v < 2**63 (encode_str's branches for a non-negative number)."""
+    if v < 4096:
+        return SMALL_INTS[v + 4096]
+    if v < 32768:
+        return ENC16.pack(0xF1, v, 3)
+    if v < 8388608:
+        return ENC24.pack(0xF2 | v << 8, 4)
+    if v < 2147483648:
+        return ENC32.pack(0xF3, v, 5)
+    return ENC64.pack(0xF4, v, 9)
 
 
 def counts(lp: bytes | bytearray) -> tuple[int, int, int]:

@@ -197,14 +197,17 @@ class Stream:
         ids: list[StreamID],
         max_bytes: int = 4096,
         max_entries: int = 100,
+        first: StreamID = MIN_ID,
     ) -> None:
-        """Append entry k = 0, 1, ... with the ID ids[k] and the field/value elements
-        elements[bounds[k] : bounds[k + 1]] (what replaying explicit-ID XADDs, or an XAPPEND,
-        does), leaving the same bytes as `append` called once per entry: one listpack write
-        per node. The caller checked that the IDs ascend from above last_id and each entry's
-        arity and size."""
+        """Append entry k = 0, 1, ... with the ID ids[k], or with `ids` empty first + k (an
+        XAPPEND's IDs: the caller checked that the seq does not carry), and the field/value
+        elements elements[bounds[k] : bounds[k + 1]] (what replaying explicit-ID XADDs, or an
+        XAPPEND, does), leaving the same bytes as `append` called once per entry: one listpack
+        write per node. The caller checked that the IDs ascend from above last_id and each
+        entry's arity and size."""
         limit = max_bytes if 0 < max_bytes <= LISTPACK_MAX_SIZE else LISTPACK_MAX_SIZE
-        n = len(ids)
+        n = len(bounds) - 1
+        ms, seq = first.ms, first.seq
         start_length = self.length
         i = 0
         while i < n:
@@ -213,8 +216,9 @@ class Stream:
                 tail = self._load_tail()
             if tail is not None:
                 j = node.append_entries(
-                    tail[1], tail[2], tail[3], elements, bounds, ids, i, limit, max_entries
-                )
+                    tail[1], tail[2], tail[3], elements, bounds, ids, i, limit, max_entries,
+                    ms, seq,
+                )  # fmt: skip
                 self.length += j - i
                 self.entries_added += j - i
                 i = j
@@ -222,12 +226,13 @@ class Stream:
                     break
             # the tail is full (or there is none): the general path opens the next node
             fv = elements[bounds[i] : bounds[i + 1]]
-            self.append(ids[i], fv[0::2], fv[1::2], max_bytes, max_entries)
+            eid = ids[i] if ids else StreamID(ms, seq + i)
+            self.append(eid, fv[0::2], fv[1::2], max_bytes, max_entries)
             i += 1
         if n:
-            self.last_id = ids[n - 1]
+            self.last_id = ids[n - 1] if ids else StreamID(ms, seq + n - 1)
             if not start_length:
-                self.first_id = ids[0]
+                self.first_id = ids[0] if ids else first
 
     def _load_tail(self) -> tuple[bytes, bytearray, StreamID, tuple[bytes, ...]] | None:
         last = self.rax.last()

@@ -67,13 +67,13 @@ def xappend(ctx: Ctx) -> Reply:
 def entry_bounds(counts_arg: bytes, argc: int, start: int) -> list[int]:
     """Where each entry's elements start in the argv, by the comma-separated counts, and
     where the last one ends (`argc`): entry k is argv[bounds[k] : bounds[k + 1]]."""
-    bounds = _plain_bounds(counts_arg, start)
+    bounds = plain_bounds(counts_arg, start)
     if bounds is not None and bounds[-1] == argc:
         return bounds
     return _checked_bounds(counts_arg, argc, start)
 
 
-def _plain_bounds(counts_arg: bytes, start: int) -> list[int] | None:
+def plain_bounds(counts_arg: bytes, start: int) -> list[int] | None:
     """The bounds of counts as `effect` writes them (even decimal counts of 2 or more, one
     comma between two), read digit by digit (a replica reads one per entry of every XAPPEND;
     compiled, 390 instructions per entry where splitting and int() took 1,310); None for

@@ -179,6 +179,21 @@ BROKEN_RECORDS = {
         _xadd(b"s", b"2-1", b"f", b"1"),
     ],
     "odd arity": [_xadd(b"a", b"1-1", b"f", b"1"), _xadd(b"a", b"1-2", b"f", b"1", b"g")],
+    "xappend id not above the last": [
+        [b"XAPPEND", b"a", b"5-0", b"2,2", b"f", b"1", b"f", b"2"],
+        [b"XAPPEND", b"a", b"5-1", b"2", b"f", b"3"],
+    ],
+    "xappend 0-0 on a new stream": [[b"XAPPEND", b"n", b"0-0", b"2", b"f", b"1"]],
+    "xappend wrong type": [[b"SET", b"s", b"x"], [b"XAPPEND", b"s", b"2-1", b"2", b"f", b"1"]],
+    "xappend counts off": [[b"XAPPEND", b"a", b"5-0", b"2,4", b"f", b"1", b"f", b"2"]],
+}
+
+# XAPPENDs that replay.apply_xappend leaves to the general path, which applies them.
+XAPPENDS_ELSEWHERE = {
+    "seq carry": [b"XAPPEND", b"a", b"5-%d" % (2**64 - 2), b"2,2,4", *[b"f", b"1"] * 3, b"g", b"2"],
+    "lower case": [b"xappend", b"a", b"5-0", b"2,2", b"f", b"1", b"f", b"2"],
+    "counts int() reads": [b"XAPPEND", b"a", b"5-0", b" 2,+2", b"f", b"1", b"f", b"2"],
+    "id of another form": [b"XAPPEND", b"a", b"5", b"2,2", b"f", b"1", b"f", b"2"],
 }
 
 
@@ -192,6 +207,34 @@ def test_a_record_that_fails_fails_alike(name: str) -> None:
         one_by_one(single, record)
     assert str(by_record.value) == str(by_effect.value)
     check_same(whole, single)
+
+
+@pytest.mark.parametrize("name", list(XAPPENDS_ELSEWHERE))
+def test_an_xappend_off_the_run_path_applies_alike(name: str) -> None:
+    record = [
+        _xadd(b"a", b"1-1", b"f", b"0"),
+        XAPPENDS_ELSEWHERE[name],
+        _xadd(b"a", b"9-0", b"f", b"9"),
+    ]
+    whole, single = Engine(EngineConfig(60, 3)), Engine(EngineConfig(60, 3))
+    got = whole.apply_record(record)
+    assert (got.signaled, got.touched) == one_by_one(single, record)
+    check_same(whole, single)
+    assert whole.dbs[0].data[b"a"].length == 2 + len(XAPPENDS_ELSEWHERE[name][3].split(b","))
+
+
+def test_xappends_on_the_run_path_apply_as_the_command() -> None:
+    """Runs of XAPPENDs (as Ingest batches ship them) across node limits, fields that change
+    mid-batch and a stream they create: the bytes and metadata of the command's path."""
+    first = [b"XAPPEND", b"a", b"3-5", b"4,4,2", b"f", b"1", b"g", b"x", b"f", b"2", b"g", b"y"]
+    first += [b"f", b"040000"]
+    later = [b"XAPPEND", b"a", b"3-8", b"2,2", b"h", b"123456789012", b"h", b"-7"]
+    for limits in LIMITS:
+        whole, single = Engine(limits), Engine(limits)
+        record = [first, later, [b"XAPPEND", b"b", b"1-0", b"2", b"f", b""]]
+        got = whole.apply_record(record)
+        assert (got.signaled, got.touched) == one_by_one(single, record)
+        check_same(whole, single)
 
 
 @pytest.mark.parametrize("max_bytes", range(1390, 1480, 7))
