@@ -42,7 +42,7 @@ still all-or-nothing, and the keys stay logically expired for the next write or
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from . import api, commands, digest, replay
@@ -123,27 +123,27 @@ class Engine:
         self, key: bytes, entries: Sequence[Sequence[bytes]], now_ms: int, db: int = 0
     ) -> Result:
         """`XADD key * field value ...` once per entry, batched; see api.py."""
-        self._start(now_ms, Mode.EXPIRE)
-        try:
-            result = api.xadd_many(self.dbs[db], self.config, key, entries, now_ms, db)
-        except BaseException:
-            self._undo_expired()
-            raise
-        finally:
-            self._stop()
-        result.effects = self._with_expired(result, result.effects, db)
-        if result.effects and db:
-            result.effects.insert(0, select(db))
-        return result
+        return self._batched(
+            lambda: api.xadd_many(self.dbs[db], self.config, key, entries, now_ms, db), now_ms, db
+        )
 
     def xadd_flat(
         self, key: bytes, elements: list[bytes], counts: list[int], now_ms: int, db: int = 0
     ) -> Result:
         """xadd_many of a batch's wire form (entry i: the next counts[i] elements); reply
         [first ID, last ID]; see api.py."""
+        return self._batched(
+            lambda: api.xadd_flat(self.dbs[db], self.config, key, elements, counts, now_ms, db),
+            now_ms,
+            db,
+        )
+
+    def _batched(self, run: Callable[[], Result], now_ms: int, db: int) -> Result:
+        """A batch run as one write at `now_ms` in database `db`: keys past their time are
+        deleted first (their DELs lead the effects), undone if the batch fails."""
         self._start(now_ms, Mode.EXPIRE)
         try:
-            result = api.xadd_flat(self.dbs[db], self.config, key, elements, counts, now_ms, db)
+            result = run()
         except BaseException:
             self._undo_expired()
             raise

@@ -144,6 +144,19 @@ def _as_int64(s: bytes) -> int | None:
     return None
 
 
+def encode_uint(v: int) -> bytes:
+    """encode_int(v) for 0 <= v < 2**63 (a non-negative number: the common case)."""
+    if v < 4096:
+        return SMALL_INTS[v + 4096]
+    if v < 32768:
+        return ENC16.pack(0xF1, v, 3)
+    if v < 8388608:
+        return ENC24.pack(0xF2 | v << 8, 4)
+    if v < 2147483648:
+        return ENC32.pack(0xF3, v, 5)
+    return ENC64.pack(0xF4, v, 9)
+
+
 # The two constant bytes around a short (6-bit length) string, by length: a string `s` with
 # len(s) < 64 that is not a number encodes as STR6_HEAD[len(s)] + s + STR6_BACK[len(s)].
 STR6_HEAD: Final[tuple[bytes, ...]] = tuple(bytes((0x80 | n,)) for n in range(64))
@@ -157,16 +170,8 @@ def encode_str(s: bytes) -> bytes:
         if s.isdigit():  # the common case, inlined: a non-negative decimal
             if n == 1 or s[0] != 48:
                 v = int(s)
-                if v < 4096:
-                    return SMALL_INTS[v + 4096]
-                if v < 32768:
-                    return ENC16.pack(0xF1, v, 3)
-                if v < 8388608:
-                    return ENC24.pack(0xF2 | v << 8, 4)
-                if v < 2147483648:
-                    return ENC32.pack(0xF3, v, 5)
                 if v <= _INT64_MAX:
-                    return ENC64.pack(0xF4, v, 9)
+                    return encode_uint(v)
         else:
             w = _as_int64(s)
             if w is not None:

@@ -41,8 +41,6 @@ from .listpack import (
     DIGITS,
     ENC16,
     ENC24,
-    ENC32,
-    ENC64,
     SMALL_INTS,
     STR6_BACK,
     STR6_HEAD,
@@ -359,25 +357,12 @@ def put_element(parts: list[bytes], v: bytes) -> int:
                     parts.append(STR6_BACK[k])
                     return k + 2
                 iv = (iv << 3) + (iv << 1) + d  # times ten, in machine words (shipped_id)
-            enc = _encode_uint(iv)
+            enc = lp_.encode_uint(iv)
             parts.append(enc)
             return len(enc)
     enc = encode_str(v)
     parts.append(enc)
     return len(enc)
-
-
-def _encode_uint(v: int) -> bytes:
-    """encode_int(v) for 0 <= v < 2**63 (encode_str's branches for a non-negative number)."""
-    if v < 4096:
-        return SMALL_INTS[v + 4096]
-    if v < 32768:
-        return ENC16.pack(0xF1, v, 3)
-    if v < 8388608:
-        return ENC24.pack(0xF2 | v << 8, 4)
-    if v < 2147483648:
-        return ENC32.pack(0xF3, v, 5)
-    return ENC64.pack(0xF4, v, 9)
 
 
 def counts(lp: bytes | bytearray) -> tuple[int, int, int]:
