@@ -17,7 +17,6 @@ as in argv and effects.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain
 from typing import Final, cast
 
 from .commands import append
@@ -26,6 +25,7 @@ from .context import Argv, Result
 from .errors import StreamError, wrong_arity
 from .ids import MAX_ID, MIN_ID, UINT64_MAX, StreamID, next_auto_id
 from .keyspace import Keyspace
+from .node import id_bytes
 from .reply import Reply
 from .settings import EngineConfig
 from .stream import LISTPACK_MAX_SIZE
@@ -50,7 +50,9 @@ def xadd_many(
     last = s.last_id if s is not None else MIN_ID
     first = _first_id(last, now_ms)
     counts = [len(fv) for fv in entries]  # each entry's element count, and every element:
-    flat = list(chain.from_iterable(entries))  # walked once, for the checks and the effect
+    flat: list[bytes] = []  # walked once, for the checks and the effect
+    for fv in entries:
+        flat += fv
     _check_entries(entries, counts, flat, first)
     if s is None:
         s = keyspace.stream_or_create(key, config.idmp)
@@ -65,7 +67,7 @@ def format_ids(first: StreamID, n: int) -> list[bytes]:
     ms, seq = first.ms, first.seq
     if seq + n - 1 <= UINT64_MAX:
         prefix = b"%d-" % ms
-        return [prefix + b"%d" % q for q in range(seq, seq + n)]
+        return [id_bytes(prefix, q) for q in range(seq, seq + n)]
     idv = ms << 64 | seq
     return [b"%d-%d" % (v >> 64, v & UINT64_MAX) for v in range(idv, idv + n)]
 
@@ -81,16 +83,18 @@ def _check_entries(
     entries: Sequence[Sequence[bytes]], counts: list[int], flat: list[bytes], first: StreamID
 ) -> None:
     """The checks of each XADD in turn (arity, an ID left, elements not too large), raising
-    the first one's error; a pass over lengths at C speed clears the common case first
-    (`counts`: each entry's number of elements; `flat`: all the elements, in order).
+    the first one's error; a pass over the counts and lengths clears the common case first
+    (`counts`: each entry's number of elements; `flat`: all the elements, in order). Loops,
+    not sum(map(len, flat)): compiled, they cost a fifth as much.
     """
     room = _MAX_IDV - (first.ms << 64 | first.seq)  # IDs left after the first
-    sizes = set(counts)
+    total = 0
+    for x in flat:
+        total += len(x)
     if (
-        min(sizes) >= 2
-        and not any(n % 2 for n in sizes)
+        all(n >= 2 and not n % 2 for n in counts)
         and len(entries) - 1 <= room
-        and sum(map(len, flat)) <= LISTPACK_MAX_SIZE
+        and total <= LISTPACK_MAX_SIZE
     ):
         return
     for k, fv in enumerate(entries):

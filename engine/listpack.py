@@ -155,9 +155,9 @@ def encode_str(s: bytes) -> bytes:
     """One element for `s` as lpAppend stores it: an integer if `s` is one, else a string."""
     n = len(s)
     if n and s[0] <= 57 and n <= 20:  # digits and '-' sort below ':'
-        if s.isdigit():  # the common case, inlined: a non-negative decimal
+        v = digits_value(s) if n < 9 else int(s) if s.isdigit() else -1
+        if v >= 0:  # the common case, inlined: a non-negative decimal
             if n == 1 or s[0] != 48:
-                v = int(s)
                 if v < 4096:
                     return SMALL_INTS[v + 4096]
                 if v < 32768:
@@ -177,6 +177,19 @@ def encode_str(s: bytes) -> bytes:
     if n < 4096:
         return bytes((0xE0 | (n >> 8), n & 0xFF)) + s + _backlen(n + 2)
     return b"\xf0" + _U32.pack(n) + s + _backlen(n + 5)
+
+
+def digits_value(s: bytes) -> int:
+    """The value of `s` if it is all ASCII digits, else -1; for short `s` (at most 18 bytes:
+    compiled, the loop stays in machine words). Compiled, about 100 + 150 instructions a
+    digit, where `s.isdigit()` and `int(s)` cost ~1,650 at any length: cheaper below 9."""
+    v = 0
+    for p in range(len(s)):
+        d = s[p] - 48
+        if d < 0 or d > 9:
+            return -1
+        v = v * 10 + d
+    return v
 
 
 def encoded_size(s: bytes) -> int:

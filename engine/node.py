@@ -44,6 +44,7 @@ from .listpack import (
     SMALL_INTS,
     STR6_BACK,
     STR6_HEAD,
+    digits_value,
     encode_int,
     encode_str,
 )
@@ -172,44 +173,37 @@ def append_run(
         room = min(room, max_entries - live - deleted)
     room = min(room, _MASK64 - seq + 1)  # no seq carry inside a run: IDs share one ms
     nf = len(mfields)
-    same_fields = (list(mfields), mfields)  # entries may be lists or tuples
     lpc = encode_int(nf + 3)
     mms, mseq = master_id.ms, master_id.seq
     msd = encode_delta(ms, mms)
+    fixed = len(_ENC_SAME) + len(msd) + len(lpc)  # an entry's elements but seq-diff and values
     sqi = seq - mseq + 4096  # the seq-diff's index in SMALL_INTS, while in range
     grow = 128 - live % 128  # entries until the live counter is a multiple of 128 (int_size)
     size = len(lp)
-    chunks: list[bytes] = []
-    fields_len = sum(map(len, mfields))
+    parts: list[bytes] = []  # the pieces of every entry appended, in order
+    fields_len = 0  # Redis's size test counts fields and values
+    for f in mfields:
+        fields_len += len(f)
     added = 0
-    for fv in entries[i : i + room]:
-        if fv[0::2] not in same_fields:
+    for k in range(i, i + room):
+        fv = entries[k]
+        row = fv if isinstance(fv, list) else list(fv)  # compiled, lists index natively
+        if not same_fields(row, mfields):
             break
-        parts = [_ENC_SAME, msd, SMALL_INTS[sqi] if 0 <= sqi < 8192 else encode_delta(seq, mseq)]
-        elelen = fields_len  # Redis's size test counts fields and values
-        for v in fv[1::2]:  # encode_values(parts, fv[1::2]) inlined
-            k = len(v)
-            elelen += k
-            if k < 64 and (not k or v[0] > 57):  # a short string that is not a number
-                parts.append(STR6_HEAD[k])
-                parts.append(v)
-                parts.append(STR6_BACK[k])
-            elif k < 6 and v.isdigit() and (k == 1 or v[0] != 48):  # 0..99999, canonical
-                iv = int(v)
-                if iv < 4096:
-                    parts.append(SMALL_INTS[iv + 4096])
-                elif iv < 32768:
-                    parts.append(ENC16.pack(0xF1, iv, 3))
-                else:
-                    parts.append(ENC24.pack(0xF2 | iv << 8, 4))
-            else:
-                parts.append(encode_str(v))
+        elelen = fields_len
+        for p in range(1, len(row), 2):
+            elelen += len(row[p])
         if size + elelen >= max_bytes:
             break
+        sqd = SMALL_INTS[sqi] if 0 <= sqi < 8192 else encode_delta(seq, mseq)
+        parts.append(_ENC_SAME)
+        parts.append(msd)
+        parts.append(sqd)
+        grown = fixed + len(sqd)
+        for p in range(1, len(row), 2):
+            grown += put_element(parts, row[p])
         parts.append(lpc)
-        chunk = b"".join(parts)
-        chunks.append(chunk)
-        size += len(chunk)
+        size += grown
         added += 1
         if added == grow:  # the live counter's element may have grown by a byte or more
             size += lp_.int_size(live + added) - lp_.int_size(live + added - 1)
@@ -217,7 +211,8 @@ def append_run(
         seq += 1
         sqi += 1
     if added:
-        lp_.append(lp, b"".join(chunks), added * (nf + 4))
+        parts.append(lp_.END)
+        lp_.append_ended(lp, b"".join(parts), added * (nf + 4))
         lp_.replace(lp, 6, encode_int(live + added))
     return i + added
 
@@ -294,7 +289,8 @@ def append_entries(
             size += lp_.int_size(live) - lp_.int_size(live - 1)
         k += 1
     if k > i:
-        lp_.append(lp, b"".join(parts), count)
+        parts.append(lp_.END)
+        lp_.append_ended(lp, b"".join(parts), count)
         lp_.replace(lp, 6, encode_int(live))
     return k
 
@@ -309,7 +305,7 @@ def put_element(parts: list[bytes], v: bytes) -> int:
         parts.append(v)
         parts.append(STR6_BACK[k])
         return k + 2
-    iv = _short_decimal(v) if k < 6 else -1
+    iv = digits_value(v) if k < 6 else -1
     if iv < 0:
         enc = encode_str(v)
     elif iv < 4096:
@@ -320,18 +316,6 @@ def put_element(parts: list[bytes], v: bytes) -> int:
         enc = ENC24.pack(0xF2 | iv << 8, 4)
     parts.append(enc)
     return len(enc)
-
-
-def _short_decimal(v: bytes) -> int:
-    """The value of `v` if it is all ASCII digits (and short: no overflow checks), else -1.
-    Compiled, a digit loop; `v.isdigit()` and `int(v)` cost ten times as much on `42`."""
-    iv = 0
-    for p in range(len(v)):
-        d = v[p] - 48
-        if d < 0 or d > 9:
-            return -1
-        iv = iv * 10 + d
-    return iv
 
 
 def counts(lp: bytes | bytearray) -> tuple[int, int, int]:
