@@ -105,7 +105,10 @@ def same_fields(fv: list[bytes], mfields: tuple[bytes, ...]) -> bool:
     nf = len(mfields)
     if len(fv) != 2 * nf:
         return False
-    return all(fv[2 * q] == mfields[q] for q in range(nf))
+    for q in range(nf):  # noqa: SIM110 (all() of a generator: pure Python pays for the frames)
+        if fv[2 * q] != mfields[q]:
+            return False
+    return True
 
 
 def encode_entry(
@@ -187,21 +190,32 @@ def append_run(
     added = 0
     for k in range(i, i + room):
         fv = entries[k]
-        row = fv if isinstance(fv, list) else list(fv)  # compiled, lists index natively
+        # a list of bytes, declared: compiled, indexed natively and its items typed (the
+        # isinstance narrowing alone gives list[Any], whose items take generic operations)
+        row: list[bytes] = fv if isinstance(fv, list) else list(fv)
         if not same_fields(row, mfields):
             break
-        elelen = fields_len
-        for p in range(1, len(row), 2):
-            elelen += len(row[p])
-        if size + elelen >= max_bytes:
-            break
         sqd = SMALL_INTS[sqi] if 0 <= sqi < 8192 else encode_delta(seq, mseq)
+        mark = len(parts)
         parts.append(_ENC_SAME)
         parts.append(msd)
         parts.append(sqd)
         grown = fixed + len(sqd)
+        elelen = fields_len
         for p in range(1, len(row), 2):
-            grown += put_element(parts, row[p])
+            v: bytes = row[p]
+            n = len(v)
+            elelen += n
+            if n < 64 and (not n or v[0] > 57):  # put_element's first case, inlined (pure
+                parts.append(STR6_HEAD[n])  # Python pays for a call per value)
+                parts.append(v)
+                parts.append(STR6_BACK[n])
+                grown += n + 2
+            else:
+                grown += put_element(parts, v)
+        if size + elelen >= max_bytes:  # no room: the node is full before this entry
+            del parts[mark:]
+            break
         parts.append(lpc)
         size += grown
         added += 1

@@ -220,7 +220,7 @@ def _xadd_plain(ctx: Ctx) -> Reply:
     ctx.touch(key)
     reply = entry_id.encode()
     effect = argv.copy()  # XADD key <id> field value ...: compiled, a copy and two stores
-    effect[0] = b"XADD"  # cost a third of building it anew (the name as the client spelled it)
+    effect[0] = b"XADD"  # cost a third of building it anew; argv[0] is the client's spelling
     effect[2] = reply
     ctx.propagate(effect)
     return reply
