@@ -22,7 +22,7 @@ or a formatted ID per entry on the way out.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import accumulate, chain
+from itertools import accumulate
 from typing import Final, cast
 
 from .commands import append
@@ -31,6 +31,7 @@ from .context import Argv, Result
 from .errors import StreamError, wrong_arity
 from .ids import MAX_ID, MIN_ID, UINT64_MAX, StreamID, next_auto_id
 from .keyspace import Keyspace
+from .node import id_bytes
 from .reply import Reply
 from .settings import EngineConfig
 from .stream import LISTPACK_MAX_SIZE, Stream
@@ -52,7 +53,9 @@ def xadd_many(
         return Result([])
     _check_arity(len(entries[0]))
     counts = [len(fv) for fv in entries]  # each entry's element count, and every element:
-    flat = list(chain.from_iterable(entries))  # walked once, for the checks and the effect
+    flat: list[bytes] = []  # walked once, for the checks and the effect
+    for fv in entries:
+        flat += fv
     first, _, effects = _append(keyspace, config, key, flat, counts, now_ms)
     ids = format_ids(first, len(entries))
     return Result(cast("list[Reply]", ids), effects, [(db, key)], touched=[(db, key)])
@@ -105,7 +108,7 @@ def format_ids(first: StreamID, n: int) -> list[bytes]:
     ms, seq = first.ms, first.seq
     if seq + n - 1 <= UINT64_MAX:
         prefix = b"%d-" % ms
-        return [prefix + b"%d" % q for q in range(seq, seq + n)]
+        return [id_bytes(prefix, q) for q in range(seq, seq + n)]
     idv = ms << 64 | seq
     return [b"%d-%d" % (v >> 64, v & UINT64_MAX) for v in range(idv, idv + n)]
 

@@ -19,6 +19,7 @@ import struct
 from typing import Final, final
 
 from .errors import StreamError, invalid_id
+from .listpack import DIGITS
 
 UINT64_MAX: Final = (1 << 64) - 1
 INT64_MAX: Final = (1 << 63) - 1
@@ -84,7 +85,10 @@ class StreamID:
 
     def encode(self) -> bytes:
         """The ID as Redis prints it, `<ms>-<seq>`."""
-        return b"%d-%d" % (self.ms, self.seq)
+        seq = self.seq
+        if seq < 1000:  # mostly: one int to format, not two
+            return b"%d-%b" % (self.ms, DIGITS[seq])
+        return b"%d-%d" % (self.ms, seq)
 
     def key(self) -> bytes:
         """The 16-byte big-endian rax key."""

@@ -32,15 +32,12 @@ test_node_fastpaths.py pins them to the plain definitions, test_xadd_many to one
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from typing import Final
 
 from . import listpack as lp_
 from .ids import StreamID
 from .listpack import (
     DIGITS,
-    ENC16,
-    ENC24,
     SMALL_INTS,
     STR6_BACK,
     STR6_HEAD,
@@ -74,16 +71,17 @@ def undelta(base: int, d: int) -> int:
     return (base + d) & _MASK64
 
 
-def create(entry_id: StreamID, fields: Sequence[bytes], values: Sequence[bytes]) -> bytearray:
-    """A new node whose master entry takes `fields`, holding one entry."""
-    nf = len(fields)
+def create(entry_id: StreamID, fv: list[bytes]) -> bytearray:
+    """A new node whose master entry takes the fields of `fv` (field, value, ...), holding
+    that one entry."""
+    nf = len(fv) >> 1
     parts = [_ENC_ONE, _ENC_ZERO, encode_int(nf)]
-    parts.extend(map(encode_str, fields))
+    parts.extend(map(encode_str, fv[0::2]))
     parts.append(_ENC_ZERO)
     parts.append(_ENC_SAME)
     parts.append(_ENC_ZERO)
     parts.append(_ENC_ZERO)
-    parts.extend(map(encode_str, values))
+    parts.extend(map(encode_str, fv[1::2]))
     parts.append(encode_int(nf + 3))
     lp = lp_.new()
     lp_.append(lp, b"".join(parts), len(parts))
@@ -98,55 +96,38 @@ def encode_delta(a: int, b: int) -> bytes:
     return encode_int(delta(a, b))
 
 
-def encode_values(parts: list[bytes], values: Iterable[bytes]) -> int:
-    """Append encode_str(v) for each value to `parts`; returns the values' total length.
-
-    encode_str with its two common cases inlined.
-    """
-    total = 0
-    for v in values:
-        k = len(v)
-        total += k
-        if k < 64 and (not k or v[0] > 57):  # a short string that is not a number
-            parts.append(STR6_HEAD[k])
-            parts.append(v)
-            parts.append(STR6_BACK[k])
-        elif k < 6 and v.isdigit() and (k == 1 or v[0] != 48):  # 0..99999, canonical
-            iv = int(v)
-            if iv < 4096:
-                parts.append(SMALL_INTS[iv + 4096])
-            elif iv < 32768:
-                parts.append(ENC16.pack(0xF1, iv, 3))
-            else:
-                parts.append(ENC24.pack(0xF2 | iv << 8, 4))
-        else:
-            parts.append(encode_str(v))
-    return total
+def same_fields(fv: list[bytes], mfields: tuple[bytes, ...]) -> bool:
+    """Whether the fields of `fv` (field, value, ...) are the master's, in order."""
+    nf = len(mfields)
+    if len(fv) != 2 * nf:
+        return False
+    for q in range(nf):  # noqa: SIM110 (all() of a generator: pure Python pays for the frames)
+        if fv[2 * q] != mfields[q]:
+            return False
+    return True
 
 
 def encode_entry(
-    entry_id: StreamID,
-    master_id: StreamID,
-    fields: Sequence[bytes],
-    values: Sequence[bytes],
-    samefields: bool,
+    entry_id: StreamID, master_id: StreamID, fv: list[bytes], samefields: bool
 ) -> tuple[bytes, int]:
-    """The encoded elements of one entry and their count."""
+    """The encoded elements of one entry (`fv`: field, value, ...) followed by the listpack's
+    end byte (for lp_.append_ended), and their count."""
     msd = encode_delta(entry_id.ms, master_id.ms)
     sqd = encode_delta(entry_id.seq, master_id.seq)
-    nf = len(fields)
+    nf = len(fv) >> 1
     if samefields:
         parts = [_ENC_SAME, msd, sqd]
-        encode_values(parts, values)
+        for p in range(1, len(fv), 2):
+            put_element(parts, fv[p])
         parts.append(encode_int(nf + 3))
+        parts.append(lp_.END)
         return b"".join(parts), nf + 4
-    pairs = []
-    for f, v in zip(fields, values, strict=True):
-        pairs.append(encode_str(f))
-        pairs.append(encode_str(v))
-    body = b"".join(pairs)
-    lpc = encode_int(2 * nf + 4)
-    return b"".join((_ENC_NONE, msd, sqd, encode_int(nf), body, lpc)), 2 * nf + 5
+    parts = [_ENC_NONE, msd, sqd, encode_int(nf)]
+    for v in fv:
+        put_element(parts, v)
+    parts.append(encode_int(2 * nf + 4))
+    parts.append(lp_.END)
+    return b"".join(parts), 2 * nf + 5
 
 
 def append_entry(
@@ -154,13 +135,13 @@ def append_entry(
     live: int,
     entry_id: StreamID,
     master_id: StreamID,
-    fields: Sequence[bytes],
-    values: Sequence[bytes],
+    fv: list[bytes],
     samefields: bool,
 ) -> None:
-    """Append one entry to a node that holds `live` live entries, and count it."""
-    enc, n = encode_entry(entry_id, master_id, fields, values, samefields)
-    lp_.append(lp, enc, n)
+    """Append one entry (`fv`: field, value, ...) to a node that holds `live` live entries,
+    and count it."""
+    enc, n = encode_entry(entry_id, master_id, fv, samefields)
+    lp_.append_ended(lp, enc, n)
     if live < 127:
         lp[6] = live + 1  # the 7-bit counter stays one byte
     else:
@@ -329,7 +310,8 @@ def append_entries(
             size += lp_.int_size(live) - lp_.int_size(live - 1)
         k += 1
     if k > i:
-        lp_.append(lp, b"".join(parts), count)
+        parts.append(lp_.END)
+        lp_.append_ended(lp, b"".join(parts), count)
         lp_.replace(lp, 6, encode_int(live))
     return k
 

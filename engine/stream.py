@@ -33,7 +33,7 @@ by up to 1/8 while they grow.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Final, Literal, Protocol
 
 from . import node
@@ -106,12 +106,11 @@ class Stream:
     def append(
         self,
         entry_id: StreamID,
-        fields: Sequence[bytes],
-        values: Sequence[bytes],
+        fv: list[bytes],
         max_bytes: int = 4096,
         max_entries: int = 100,
     ) -> None:
-        """Append an entry whose ID the caller checked is > last_id."""
+        """Append an entry (`fv`: field, value, ...) whose ID the caller checked is > last_id."""
         tail = self._tail
         if tail is None and self.rax:
             tail = self._load_tail()
@@ -119,21 +118,22 @@ class Stream:
             key, lp, master_id, mfields = tail
             limit = max_bytes if 0 < max_bytes <= LISTPACK_MAX_SIZE else LISTPACK_MAX_SIZE
             live, deleted, _ = node.counts(lp)
-            if len(lp) + sum(map(len, fields)) + sum(map(len, values)) >= limit or (
-                max_entries and live + deleted >= max_entries
-            ):
+            size = len(lp)  # Redis's room test: the node's bytes and the entry's elements'
+            for x in fv:  # a loop, not sum(map(len, fv)): compiled, a tenth of its cost
+                size += len(x)
+            if size >= limit or (max_entries and live + deleted >= max_entries):
                 # The tail is full: it will only shrink from now on. Copy it to an exact-size
                 # buffer (Redis's lpShrinkToFit), dropping what growing over-allocated.
                 self.rax.insert(key, bytearray(lp))
                 tail = None
         if tail is None:
-            lp = node.create(entry_id, fields, values)
+            lp = node.create(entry_id, fv)
             key = entry_id.key()
             self.rax.insert(key, lp)
-            self._tail = (key, lp, entry_id, tuple(fields))
+            self._tail = (key, lp, entry_id, tuple(fv[0::2]))
         else:
-            same = len(fields) == len(mfields) and tuple(fields) == mfields
-            node.append_entry(lp, live, entry_id, master_id, fields, values, same)
+            same = node.same_fields(fv, mfields)
+            node.append_entry(lp, live, entry_id, master_id, fv, same)
         self.length += 1
         self.entries_added += 1
         self.last_id = entry_id
@@ -176,13 +176,7 @@ class Stream:
                     break
             # a new node, or other fields than the master's: the general path (which counts)
             a, b = bounds[i], bounds[i + 1]
-            self.append(
-                StreamID(idv >> 64, idv & _MASK64),
-                elements[a:b:2],
-                elements[a + 1 : b : 2],
-                max_bytes,
-                max_entries,
-            )
+            self.append(StreamID(idv >> 64, idv & _MASK64), elements[a:b], max_bytes, max_entries)
             idv += 1
             i += 1
         if n:
@@ -225,9 +219,8 @@ class Stream:
                 if i == n:
                     break
             # the tail is full (or there is none): the general path opens the next node
-            fv = elements[bounds[i] : bounds[i + 1]]
             eid = ids[i] if ids else StreamID(ms, seq + i)
-            self.append(eid, fv[0::2], fv[1::2], max_bytes, max_entries)
+            self.append(eid, elements[bounds[i] : bounds[i + 1]], max_bytes, max_entries)
             i += 1
         if n:
             self.last_id = ids[n - 1] if ids else StreamID(ms, seq + n - 1)

@@ -152,10 +152,28 @@ SUBCOMMANDS: Final[dict[bytes, dict[bytes, Command]]] = {
 }
 
 
+# COMMANDS by their names in lower and in upper case, as clients spell them: found without
+# lower() (compiled, a third of a lookup's cost).
+_SPELLED: Final[dict[bytes, Command]] = {
+    **COMMANDS,
+    **{name.upper(): cmd for name, cmd in COMMANDS.items()},
+}
+
+
 def lookup(argv: list[bytes]) -> Command:
     """The command for argv, arity checked; raises Redis's unknown/arity errors."""
     if not argv:
         raise unknown_command([b""])
+    cmd = _SPELLED.get(argv[0])
+    if cmd is None:
+        cmd = _lookup_folded(argv)
+    if not cmd.arity_ok(len(argv)):
+        raise wrong_arity(cmd.fullname)
+    return cmd
+
+
+def _lookup_folded(argv: list[bytes]) -> Command:
+    """The command or subcommand argv names in any case; raises Redis's unknown errors."""
     name = argv[0].lower()
     cmd = COMMANDS.get(name)
     if cmd is None:
@@ -167,6 +185,4 @@ def lookup(argv: list[bytes]) -> Command:
         cmd = subs.get(argv[1].lower())
         if cmd is None:
             raise unknown_subcommand(argv[0], argv[1])
-    if not cmd.arity_ok(len(argv)):
-        raise wrong_arity(cmd.fullname)
     return cmd

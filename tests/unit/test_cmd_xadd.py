@@ -391,3 +391,13 @@ def test_xtrim_effects_only_when_something_went() -> None:
     assert effects(e, "XTRIM", "s", "maxlen", "2", "acked") == [
         [b"XTRIM", b"s", b"MAXLEN", b"=", b"2", b"ACKED"]
     ]
+
+
+@pytest.mark.parametrize("name", ["XADD", "xadd", "XAdd", "xADD"])
+def test_command_names_match_in_any_case(name: str) -> None:
+    """Lower and upper case are looked up as spelled, any other case folded: the same
+    command, the same arity error."""
+    e = engine()
+    assert call(e, name, "s", "1-1", "f", "v") == b"1-1"
+    assert error(e, name, "s", "2-0") == "ERR wrong number of arguments for 'xadd' command"
+    assert error(e, name) == "ERR wrong number of arguments for 'xadd' command"

@@ -170,7 +170,7 @@ def test_a_stream_reports_the_trees_counts() -> None:
     """A stream's nodes by appends and a trim: its flat rax counts as the tree of its keys."""
     s = Stream()
     for i in range(1000):
-        s.append(StreamID(1_700_000_000_000 + i // 7, i % 7), [b"f"], [b"%d" % i], 4096, 10)
+        s.append(StreamID(1_700_000_000_000 + i // 7, i % 7), [b"f", b"%d" % i], 4096, 10)
     s.trim(500, None, False, 0)
     tree: Rax[bytearray] = Rax()
     for key, lp in s.nodes():

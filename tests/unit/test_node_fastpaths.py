@@ -1,5 +1,5 @@
 """The inlined hot paths of listpack.py and node.py against their plain definitions:
-encode_values, put_element and encode_str against lpStringToInt64 + encode_int,
+encode_entry, put_element and encode_str against lpStringToInt64 + encode_int,
 get_bytes/read_int against get, int_size against encode_int, and node.collect against a walk
 over decode_all."""
 
@@ -34,6 +34,13 @@ STRINGS = [
     b" 5",
     b"5 ",
     b"12a",
+    b"1:",
+    b"1/",
+    b"9999a",
+    b"12345678901a",
+    b"123456789012",
+    b"123456789012345678",
+    b"-123456789012",
     b"a12",
     b":",
     b"/",
@@ -65,15 +72,18 @@ def encode_str_by_definition(s: bytes) -> bytes:
 
 
 @pytest.mark.parametrize("s", STRINGS)
-def test_encode_str_and_encode_values_follow_the_definition(s: bytes) -> None:
+def test_encode_str_put_element_and_encode_entry_follow_the_definition(s: bytes) -> None:
     want = encode_str_by_definition(s)
     assert lp.encode_str(s) == want
-    parts: list[bytes] = []
-    assert node.encode_values(parts, [s, s]) == 2 * len(s)
-    assert b"".join(parts) == want + want
     pieces: list[bytes] = []
     assert node.put_element(pieces, s) == len(want)
     assert b"".join(pieces) == want
+    i = lp.encode_int
+    master, eid = StreamID(5, 0), StreamID(5, 1)
+    same = node.encode_entry(eid, master, [b"f", s, b"g", s], samefields=True)
+    assert same == (i(node.FLAG_SAMEFIELDS) + i(0) + i(1) + want + want + i(5) + lp.END, 6)
+    other = node.encode_entry(eid, master, [s, s], samefields=False)
+    assert other == (i(0) + i(0) + i(1) + i(1) + want + want + i(6) + lp.END, 7)
 
 
 @pytest.mark.parametrize("v", INTS)
