@@ -47,10 +47,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         item.rep_call = report  # type: ignore[attr-defined]
 
 
+_HANDED_OUT: set[int] = set()  # ports free_port/free_ports gave out in this run
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A loopback port free right now and not given out before in this run: two calls made
+    before either port is bound could otherwise get the same one (a node once got its RESP
+    port equal to its gRPC port and failed to bind)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 def free_ports(n: int) -> int:
@@ -62,11 +72,14 @@ def free_ports(n: int) -> int:
             base = int(first.getsockname()[1])
             if base + n > 65536:
                 continue
+            if _HANDED_OUT.intersection(range(base, base + n)):
+                continue
             try:
                 for port in range(base + 1, base + n):
                     stack.enter_context(socket.socket()).bind(("127.0.0.1", port))
             except OSError:
                 continue
+            _HANDED_OUT.update(range(base, base + n))
             return base
     raise AssertionError(f"no {n} consecutive free ports")
 
