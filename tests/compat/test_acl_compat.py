@@ -71,13 +71,7 @@ def ports(servers: tuple[Ports, tuple[Path, Path]]) -> Ports:
 
 def exchange(port: int, *commands: list[str]) -> bytes:
     """The commands then QUIT on a new connection; every byte received until it closes."""
-    data = b"".join(encode([w.encode() for w in c]) for c in commands) + encode([b"QUIT"])
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(data)
-        out = b""
-        while chunk := s.recv(65536):
-            out += chunk
-    return out
+    return exchange_bytes(port, *([w.encode() for w in c] for c in commands))
 
 
 def replies(raw: bytes) -> list[Reply | StreamError]:
@@ -384,7 +378,8 @@ def test_file_bytes_that_are_not_utf8(
 
 
 def exchange_bytes(port: int, *commands: list[bytes]) -> bytes:
-    """`exchange` with commands given as bytes."""
+    """The commands (as bytes) then QUIT on a new connection; every byte received until it
+    closes."""
     data = b"".join(encode(c) for c in commands) + encode([b"QUIT"])
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         s.sendall(data)
