@@ -36,5 +36,7 @@ cd "$src"
 status=0
 tclsh tests/test_helper.tcl --host 127.0.0.1 --port "$port" --tags -needs:debug \
   --single unit/type/stream --single unit/type/stream-cgroups 2>&1 | tee "${tmp:-/tmp}/redis-suite.out" || status=$?
-grep -E '^\[(ok|err|exception)\]' "${tmp:-/tmp}/redis-suite.out" | cut -d']' -f1 | sort | uniq -c || true
+# The harness colours its tags (ESC[...m) when it writes to a terminal-like pipe: strip them.
+sed 's/\x1b\[[0-9;]*m//g' "${tmp:-/tmp}/redis-suite.out" | grep -E '^\[(ok|err|exception)\]' \
+  | cut -d']' -f1 | sort | uniq -c || true
 exit $status
