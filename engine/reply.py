@@ -14,6 +14,8 @@ A reply is built from a few Python types, each standing for one RESP type:
     EntryRun       -> array of entries  (the list [[id, [field, value, ...]], ...] held
                                          flat; only where the caller asked for it:
                                          EntryForm)
+    EncodedRun     -> array of entries  (the same, already in an edge's wire form:
+                                         EntryForm "resp" or "protobuf")
 
 Servers turn these into protobuf or RESP (`resp.py`); tests compare them directly.
 """
@@ -73,13 +75,15 @@ class PairMap(list["list[Reply]"]):
 # the reply (an edge, through Node.execute and Engine.execute's `entries`); the entries are the
 # same either way.
 #   "lists"  Redis's [[id, [field, value, ...]], ...]: what every caller takes (the default)
-#   "run"    an EntryRun, for an encoder that writes one without a list per entry (RESP's
-#            longreply, gRPC's chunked); only a forward XRANGE answers one, any other read
-#            (XREVRANGE, XREAD, ...) answers lists whatever is asked
+#   "run"    an EntryRun, for an encoder that writes one without a list per entry
+#   "resp"   an EncodedRun of RESP (the RESP port's long reads: longreply.py)
+#   "protobuf"  an EncodedRun of pb.Entries messages (the gRPC Execute's: chunked.py)
+# Only a forward XRANGE answers the last three; any other read (XREVRANGE, XREAD, ...)
+# answers lists whatever is asked.
 # A Literal, not an Enum: every engine command passes and stores it, and an Enum member's
 # lookup costs ~650 instructions on Python 3.11 (an Enum here: +11% instructions for an
 # engine XLEN + XRANGE COUNT 1, callgrind), a string constant nothing.
-EntryForm = Literal["lists", "run"]
+EntryForm = Literal["lists", "run", "resp", "protobuf"]
 
 
 class EntryRun:
@@ -145,7 +149,47 @@ class EntryRun:
         return run
 
 
-Reply = Union[int, bytes, None, _NullArray, Status, ReplyMap, PairMap, EntryRun, "list[Reply]"]
+class EncodedRun:
+    """Stream entries as a forward XRANGE replies them, already encoded in an edge's wire
+    form (engine/encoded.py writes them straight from the listpacks, with no object per ID or
+    value): `pieces` joined are the entries, `count` of them; `last_id` is the last one's ID
+    (b"" if none), `size` their payload as EntryRun.size counts it.
+
+        "resp"      the items of the entries' array: each entry opens with the CRLF that
+                    ends the item before it, and the last one has none after it, so the
+                    array is b"*<count>" + pieces + b"\r\n" (the same in RESP2 and RESP3)
+        "protobuf"  each piece a pb.Entries message (xstream.proto); their concatenation
+                    parses as the one message of all the entries
+    """
+
+    __slots__ = ("count", "form", "last_id", "pieces", "size")
+
+    def __init__(self, form: EntryForm) -> None:
+        self.form = form
+        self.pieces: list[bytes] = []
+        self.count = 0
+        self.last_id = b""
+        self.size = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __repr__(self) -> str:
+        return f"EncodedRun({self.form!r}, {self.count} entries)"
+
+    def extend(self, other: EncodedRun) -> None:
+        """Append `other`'s entries (encoded in the same form)."""
+        assert other.form == self.form, (self.form, other.form)
+        if other.count:
+            self.pieces += other.pieces
+            self.count += other.count
+            self.last_id = other.last_id
+            self.size += other.size
+
+
+Reply = Union[
+    int, bytes, None, _NullArray, Status, ReplyMap, PairMap, EntryRun, EncodedRun, "list[Reply]"
+]
 
 
 def flatten(reply: Reply) -> Reply:

@@ -26,7 +26,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, cast
 
-from xstream.engine.reply import EntryRun, PairMap, Reply
+from xstream.engine.reply import EncodedRun, EntryRun, PairMap, Reply
 from xstream.protocol import field_number, framed
 from xstream.v1 import xstream_pb2 as pb
 
@@ -47,7 +47,7 @@ def is_long(reply: Reply) -> bool:
     """An entry list (or XREAD's key -> entries) long enough to encode in chunks."""
     if isinstance(reply, PairMap):
         return sum(len(cast(list[Reply], v)) for _, v in reply) > LONG
-    return isinstance(reply, list | EntryRun) and len(reply) > LONG
+    return isinstance(reply, list | EntryRun | EncodedRun) and len(reply) > LONG
 
 
 def _entries_run(chunk: list[Reply]) -> bytes:
@@ -102,6 +102,9 @@ async def _entry_runs(run: EntryRun) -> list[bytes]:
 
 async def _value(reply: Reply) -> list[bytes]:
     """A serialized Value for `reply` (entries, or XREAD's key -> entries), in pieces."""
+    if isinstance(reply, EncodedRun):  # pb.Entries messages already (a long forward XRANGE)
+        assert reply.form == "protobuf", reply
+        return framed(_VALUE_ENTRIES, reply.pieces)
     if isinstance(reply, EntryRun):
         return framed(_VALUE_ENTRIES, await _entry_runs(reply))
     if isinstance(reply, PairMap):

@@ -35,7 +35,15 @@ from dataclasses import dataclass, field
 from typing import Final, TypeAlias, cast
 
 from xstream.engine.errors import EngineError, StreamError
-from xstream.engine.reply import NULL_ARRAY, EntryRun, PairMap, Reply, ReplyMap, Status
+from xstream.engine.reply import (
+    NULL_ARRAY,
+    EncodedRun,
+    EntryRun,
+    PairMap,
+    Reply,
+    ReplyMap,
+    Status,
+)
 
 # Redis's defaults (server.h, config.c). The multibulk limit is INT_MAX in Redis 7.0 (`ll >
 # INT_MAX` in processMultibulkBuffer), not the 1024*1024 of older releases; checked on 7.0.15.
@@ -168,6 +176,9 @@ def _encode_into(out: list[bytes], reply: Reply, resp3: bool) -> None:
         if len(reply):  # its parts, without the CRLF that joining `out` puts after them
             run = reply
             out.append(_encode_run(run.ids, run.shapes, run.counts, run.elements, 0, b"")[0])
+    elif isinstance(reply, EncodedRun):  # RESP already: its items open with their CRLFs
+        assert reply.form == "resp", reply
+        out.append(b"*%d%b" % (reply.count, b"".join(reply.pieces)))
     elif isinstance(reply, bytes):  # a bytes subclass
         _encode_into(out, bytes(reply), resp3)
     else:

@@ -5,7 +5,8 @@ a second in which no other client runs. A long entry list (or XREAD's key -> ent
 encoded CHUNK entries at a time instead, with `await asyncio.sleep(0)` between two; the
 pieces, written in order, are the bytes codec.encode would give. Each chunk's entries are
 released once encoded (freeing a whole reply at once is itself tens of milliseconds). An
-EntryRun (a long forward XRANGE, slices.py) is encoded from its columns, chunk by chunk.
+EntryRun is encoded from its columns, chunk by chunk; an EncodedRun (a long forward XRANGE,
+slices.py: the engine wrote it as RESP, slice by slice) is already its pieces.
 The gRPC edge does the same for protobuf (server/chunked.py).
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import cast
 
-from xstream.engine.reply import EntryRun, PairMap, Reply
+from xstream.engine.reply import EncodedRun, EntryRun, PairMap, Reply
 
 from .codec import encode, encode_run_items
 
@@ -26,11 +27,14 @@ def is_long(reply: Reply) -> bool:
     """An entry list (or XREAD's key -> entries) long enough to encode in pieces."""
     if isinstance(reply, PairMap):
         return sum(len(cast(list[Reply], v)) for _, v in reply) > LONG
-    return isinstance(reply, list | EntryRun) and len(reply) > LONG
+    return isinstance(reply, list | EntryRun | EncodedRun) and len(reply) > LONG
 
 
 async def encode_long(reply: Reply, proto: int) -> list[bytes]:
     """codec.encode(reply, proto), as pieces to write in order; `reply` is consumed."""
+    if isinstance(reply, EncodedRun):
+        assert reply.form == "resp", reply
+        return [b"*%d" % reply.count, *reply.pieces, b"\r\n"]  # see EncodedRun
     if isinstance(reply, EntryRun):
         return await _run(reply)
     if not isinstance(reply, PairMap):
