@@ -35,7 +35,7 @@ _MAX_SHAPES: Final = 64  # shapes whose heads are kept (the table starts over pa
 # stored); a larger shape's entries are framed field by field, as other entries are.
 _SHAPE_MAX_FIELDS: Final = 16
 _SHAPE_MAX_BYTES: Final = 256  # its fields' bytes together
-_SHAPES: Final[dict[tuple[bool, tuple[bytes, ...]], list[bytes]]] = {}
+_SHAPES: Final[dict[tuple[bool, tuple[bytes, ...]], list[bytes | None]]] = {}
 
 
 def _varint(n: int) -> bytes:
@@ -78,9 +78,9 @@ def _field_head(resp: bool, fields: tuple[bytes, ...], q: int, m: int) -> bytes:
     return head
 
 
-def _shape_heads(resp: bool, fields: tuple[bytes, ...]) -> list[bytes]:
+def _shape_heads(resp: bool, fields: tuple[bytes, ...]) -> list[bytes | None]:
     """The heads table of shape `fields`, kept across reads; [] for a shape too large (its
-    entries are framed field by field). Built on first use (b"" until then):
+    entries are framed field by field). Built on first use (None until then):
 
         q * _HEAD_LENS + m                  field q's head before a value of m bytes
         len(fields) * _HEAD_LENS + q * 128 + v    the same, with the value: v (0-127) in
@@ -93,7 +93,7 @@ def _shape_heads(resp: bool, fields: tuple[bytes, ...]) -> list[bytes]:
     if heads is None:
         if len(_SHAPES) >= _MAX_SHAPES:
             _SHAPES.clear()
-        heads = _SHAPES[key] = [b""] * (len(fields) * (_HEAD_LENS + 128))
+        heads = _SHAPES[key] = [None] * (len(fields) * (_HEAD_LENS + 128))
     return heads
 
 
@@ -129,13 +129,13 @@ class EncodedWalk:
         self.last_ms = -1  # the last entry's ID (last_ms -1: none yet)
         self.last_seq = 0
         self.prefix = b""  # b"<last_ms>-"
-        self.id_heads: list[bytes] = []  # by seq digits: the ID's framing and prefix (or b"")
+        self.id_heads: list[bytes | None] = []  # by seq digits: the ID's framing and prefix
         # the last node's master fields: their bytes in the listpack (_master_span), as a
         # tuple, their heads table (_shape_heads), their payload (bytes + 3 per field + 3 per
         # value)
         self.master = b""
         self.mfields: tuple[bytes, ...] = ()
-        self.heads: list[bytes] = []
+        self.heads: list[bytes | None] = []
         self.fields_size = 0
 
     def node(self, lp: bytearray, master_id: StreamID, start: StreamID, end: StreamID) -> bool:
@@ -159,6 +159,7 @@ class EncodedWalk:
         id_heads = self.id_heads
         count, size, limit = self.count, self.size, self.limit
         prefix_ms, prefix, last_seq = self.last_ms, self.prefix, self.last_seq
+        plen = len(prefix)
         mms, mseq = master_id.ms, master_id.seq
         lo_ms, lo_seq = start.ms, start.seq
         hi_ms, hi_seq = end.ms, end.seq
@@ -201,12 +202,18 @@ class EncodedWalk:
             # -- the ID: its head (framing and b"<ms>-", cached per ms and length), its seq --
             if ms != prefix_ms:
                 prefix_ms, prefix = ms, b"%d-" % ms
-                id_heads = [b""] * 21
-            digits = DIGITS[seq] if seq < 1000 else b"%d" % seq
-            m = len(prefix) + len(digits)
-            h = id_heads[len(digits)]
-            if not h:
-                h = id_heads[len(digits)] = id_table[m] + prefix
+                plen = len(prefix)
+                id_heads = [None] * 21
+            if seq < 1000:
+                digits = DIGITS[seq]
+                nd = 1 if seq < 10 else 2 if seq < 100 else 3
+            else:
+                digits = b"%d" % seq
+                nd = len(digits)
+            m = plen + nd
+            h = id_heads[nd]
+            if h is None:
+                h = id_heads[nd] = id_table[m] + prefix
             ids.append(h)
             ids.append(digits)
             last_seq = seq
@@ -227,15 +234,17 @@ class EncodedWalk:
                     if b < 0x80:  # a 7-bit integer: its head with its digits, one part
                         k = ints7 + 128 * q + b
                         h = heads[k]
-                        if not h:
-                            h = heads[k] = _field_head(resp, mfields, q, len(DIGITS[b])) + DIGITS[b]
+                        m = 1 if b < 10 else 2 if b < 100 else 3
+                        if h is None:
+                            h = heads[k] = _field_head(resp, mfields, q, m) + DIGITS[b]
                         elements.append(h)
-                        size += len(DIGITS[b])
+                        size += m
                         pos += 2
                         continue
-                    hi = b""  # a number's digits before x (x: its last three)
+                    hi: bytes | None = None  # a number's digits before x (x: its last three)
                     if b < 0xC0:
-                        e = pos + 1 + (b & 0x3F)
+                        m = b & 0x3F
+                        e = pos + 1 + m
                         x = buf[pos + 1 : e]
                         pos = e + 1
                     elif b < 0xE0 or b == 0xF1:  # a 13- or 16-bit integer
@@ -249,19 +258,21 @@ class EncodedWalk:
                             pos += 3
                         if v >= 1000:
                             hi, x = DIGITS[v // 1000], DIGITS03[v % 1000]
+                            m = len(hi) + 3
                         else:
                             x = decimal(v)
+                            m = len(x)
                     else:
                         x, pos = lp_.get_bytes(buf, pos)
-                    m = len(hi) + len(x)
+                        m = len(x)
                     if m < _HEAD_LENS:
                         h = heads[q * _HEAD_LENS + m]
-                        if not h:
+                        if h is None:
                             h = heads[q * _HEAD_LENS + m] = _field_head(resp, mfields, q, m)
                     else:
                         h = _field_head(resp, mfields, q, m)
                     elements.append(h)
-                    if hi:
+                    if hi is not None:
                         elements.append(hi)
                     elements.append(x)
                     size += m
