@@ -1,11 +1,11 @@
 """A forward XRANGE's entries written straight into an edge's wire form (reply.py's EncodedRun).
 
-node.collect_run builds a bytes object per ID and per value, and an encoder then frames each;
-here one walk of each node's listpack writes the parts of the encoding itself, joined once per
-engine call: an ID is a cached head (its framing and b"<ms>-", per millisecond) and its seq's
-digits from a table; a value is a cached head (its field's framing with the value's length
-header, per node shape and length) and the value, a slice of the listpack's bytes or a digits
-table's entry. Two forms (EntryForm):
+Where node.collect builds a bytes object per ID and per value (and lists of them) for an
+encoder to frame, one walk of each node's listpack here writes the parts of the encoding
+itself, joined once per engine call: an ID is a cached head (its framing and b"<ms>-", per
+millisecond) and its seq's digits from a table; a value is a cached head (its field's framing
+with the value's length header, per node shape and length) and the value, a slice of the
+listpack's bytes or a digits table's entry. Two forms (EntryForm):
 
     resp      entry:  \\r\\n*2\\r\\n$<id len>\\r\\n<id>  \\r\\n*<n>  (\\r\\n$<len>\\r\\n<x>) * n
               (the CRLF that ends each item opens the next one: reply.py's EncodedRun)
@@ -13,9 +13,11 @@ table's entry. Two forms (EntryForm):
               (0x1a <len> <x>) * elements              (the order upb serializes it in)
 
 A node's master fields (nearly every entry carries them: SAMEFIELDS) are framed once per
-length of the value after each, as codec.py frames an EntryRun's shapes: one part per field
-and value. The walk is node.collect's (its skips, its delta arithmetic); tests/unit/
-test_encoded.py holds its bytes to codec.encode and to protobuf's of collect's entries.
+length of the value after each (a shape's heads: one part per field and value; a 7-bit
+integer value's digits join its head, one part); the master fields are decoded again only
+when a node's differ from the last node's. The walk is node.collect's (its skips, its delta
+arithmetic): a change to one is a change to both. tests/unit/test_encoded_runs.py holds its
+bytes to codec.encode and to protobuf's serialization of collect's entries.
 """
 
 from __future__ import annotations
@@ -125,7 +127,7 @@ class EncodedWalk:
         self.run_n = -1  # protobuf: the last entries' count, not in `counts` yet
         self.run_len = 0  # and how many entries in a row had it
         self.count = 0
-        self.size = 0  # the payload, as EntryRun.size counts it
+        self.size = 0  # the payload, as EncodedRun.size counts it
         self.last_ms = -1  # the last entry's ID (last_ms -1: none yet)
         self.last_seq = 0
         self.prefix = b""  # b"<last_ms>-"

@@ -41,7 +41,7 @@ from .encoded import EncodedWalk
 from .flatrax import FlatRax
 from .groups import ConsumerGroup
 from .ids import MAX_ID, MIN_ID, StreamID
-from .reply import EncodedRun, EntryForm, EntryRun
+from .reply import EncodedRun, EntryForm
 
 LISTPACK_MAX_SIZE = 1 << 30  # STREAM_LISTPACK_MAX_SIZE: hard cap on one node
 _MASK64: Final = (1 << 64) - 1
@@ -267,17 +267,6 @@ class Stream:
                 if (count and len(out) >= count) or StreamID.from_key(key) <= start:
                     break
         return out
-
-    def range_run(self, start: StreamID, end: StreamID, count: int = 0) -> EntryRun:
-        """`range` forward, as an EntryRun (node.collect_run)."""
-        run = EntryRun()
-        if start > end or not self.length:
-            return run
-        for key, lp in self._nodes_from(start):
-            master = StreamID.from_key(key)
-            if master > end or node.collect_run(lp, master, start, end, run, count):
-                break
-        return run
 
     def range_encoded(
         self, start: StreamID, end: StreamID, count: int, form: EntryForm

@@ -32,7 +32,6 @@ from typing import Any, Protocol, TypeGuard, cast
 from xstream.engine.reply import (
     NULL_ARRAY,
     EncodedRun,
-    EntryRun,
     PairMap,
     Reply,
     ReplyMap,
@@ -133,14 +132,6 @@ def _fill(v: pb.Value, reply: Reply) -> None:
             v.array.SetInParent()  # as the empty list
             return
         v.entries.MergeFromString(b"".join(reply.pieces))
-    elif isinstance(reply, EntryRun):
-        if not reply:
-            v.array.SetInParent()  # as the empty list
-            return
-        e = v.entries
-        e.ids.extend(reply.ids)
-        e.counts.extend(reply.counts)
-        e.elements.extend(reply.elements)
     elif isinstance(reply, list):
         # A plain list: ReplyMap and PairMap went above (mypy's narrowing brings them back).
         reply = cast("list[Reply]", reply)

@@ -198,3 +198,22 @@ def test_large_shapes_are_framed_field_by_field_and_never_kept() -> None:
         assert resp_of(resp) == encode(lists)
         assert b"".join(message.pieces) == message_of(lists)
     assert sorted(encoded._SHAPES) == [(False, (b"a", b"b")), (True, (b"a", b"b"))]
+
+
+def test_long_entries_past_the_framing_tables() -> None:
+    """An entry of 1,200 fields and values (its count past the varint and header tables), as
+    master fields and as its own, a field of 2,000 bytes, and runs of one entry."""
+    e = Engine()
+    wide = [x for i in range(600) for x in (b"f%d" % i, b"%d" % (i * 7919 - 2000))]
+    e.execute([b"XADD", b"s", b"1-1", *wide])
+    e.execute([b"XADD", b"s", b"1-2", *wide])
+    e.execute([b"XADD", b"s", b"1-3", b"k" * 2000, b"v" * 3000, b"e", b""])
+    e.execute([b"XADD", b"s", b"1-4", *wide[:1198], b"other", b"1"])
+    for start, end in ((b"-", b"+"), (b"1-3", b"1-3"), (b"1-2", b"1-2"), (b"1-4", b"+")):
+        argv = [b"XRANGE", b"s", start, end]
+        lists = e.execute(argv, 1).reply
+        resp = e.execute(argv, 1, entries="resp").reply
+        message = e.execute(argv, 1, entries="protobuf").reply
+        assert isinstance(resp, EncodedRun) and isinstance(message, EncodedRun)
+        assert resp_of(resp) == encode(lists)
+        assert b"".join(message.pieces) == message_of(lists)
