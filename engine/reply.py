@@ -92,7 +92,7 @@ class EncodedRun:
 
         "resp"      the items of the entries' array: each entry opens with the CRLF that
                     ends the item before it, and the last one has none after it, so the
-                    array is b"*<count>" + pieces + b"\r\n" (the same in RESP2 and RESP3)
+                    array is b"*<count>" + pieces + b"\\r\\n" (the same in RESP2 and RESP3)
         "protobuf"  each piece a pb.Entries message (xstream.proto); their concatenation
                     parses as the one message of all the entries
     """
