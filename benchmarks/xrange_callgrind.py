@@ -7,10 +7,11 @@ Run by hand, never by the test suite:
     .venv/bin/python benchmarks/xrange_callgrind.py --edge grpc --pages 4 --check
 
 What one page costs the server, without sockets or an event loop's I/O: XRANGE <key> <start>
-+ COUNT 10000 as the node floor reads it (slices.read: slices of 500 entries from the engine
-as EntryRun, joined), then encoded as the RESP port (longreply.encode_long) or the gRPC edge's
-Execute (chunked.reply) does. The stream is issue15.py's (sides.fill: user_id <i> action
-click amount 42), `--entries` of them at 1,000 IDs per millisecond.
++ COUNT 10000 as the node floor reads it (slices.read: slices of 500 entries from the engine,
+written in the edge's wire form: EntryForm "resp" or "protobuf", joined), then framed as the
+RESP port (longreply.encode_long) or the gRPC edge's Execute (chunked.reply) does. The
+stream is issue15.py's (sides.fill: user_id <i> action click amount 42), `--entries` of them
+at 1,000 IDs per millisecond.
 
 Per entry figures come from two runs: callgrind's total for `--pages 2k` minus that for
 `--pages k` (loading the stream and starting Python cancel out), over k * PAGE entries:
@@ -31,7 +32,7 @@ import time
 
 from xstream import protocol
 from xstream.engine import Engine
-from xstream.engine.reply import EntryRun, Reply
+from xstream.engine.reply import EncodedRun, EntryForm, Reply
 from xstream.node import slices
 from xstream.server import chunked
 from xstream.server.resp import codec, longreply
@@ -60,8 +61,10 @@ def page_argv(p: int, entries: int) -> list[bytes]:
 async def read_page(engine: Engine, argv: list[bytes], edge: str) -> bytes:
     """One page as the edge answers it: the node floor's sliced read, then its encoding."""
 
+    form: EntryForm = "resp" if edge == "resp" else "protobuf"
+
     def run(a: list[bytes]) -> Reply:
-        return engine.execute(a, 0, entries="run").reply
+        return engine.execute(a, 0, entries=form).reply
 
     reply = await slices.read(engine, 0, run, argv, slices.Limits())
     if edge == "resp":
@@ -71,7 +74,7 @@ async def read_page(engine: Engine, argv: list[bytes], edge: str) -> bytes:
 
 def expected(engine: Engine, argv: list[bytes], edge: str) -> bytes:
     reply: Reply = engine.execute(argv, 0).reply
-    assert isinstance(reply, list) and not isinstance(reply, EntryRun)
+    assert isinstance(reply, list) and not isinstance(reply, EncodedRun)
     if edge == "resp":
         return codec.encode(reply, 2)
     return bytes(pb.Reply(value=protocol.to_value(reply), offset=0).SerializeToString())

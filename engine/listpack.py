@@ -327,7 +327,7 @@ def read_int(lp: bytes | bytearray, pos: int) -> tuple[int, int]:
 # b"%d" % v below 1000 (7-bit integers are the most common integer elements, and an ID's
 # seq is mostly small), and the same numbers zero-padded to three digits: decimal() joins two.
 DIGITS: Final[tuple[bytes, ...]] = tuple(b"%d" % v for v in range(1000))
-_DIGITS03: Final[tuple[bytes, ...]] = tuple(b"%03d" % v for v in range(1000))
+DIGITS03: Final[tuple[bytes, ...]] = tuple(b"%03d" % v for v in range(1000))
 
 
 def decimal(v: int) -> bytes:
@@ -337,7 +337,7 @@ def decimal(v: int) -> bytes:
     if 0 <= v < 1000:
         return DIGITS[v]
     if 0 < v < 1_000_000:
-        return DIGITS[v // 1000] + _DIGITS03[v % 1000]
+        return DIGITS[v // 1000] + DIGITS03[v % 1000]
     return b"%d" % v
 
 

@@ -44,7 +44,6 @@ from .listpack import (
     encode_int,
     encode_str,
 )
-from .reply import EntryRun
 
 FLAG_NONE: Final = 0
 FLAG_DELETED: Final = 1
@@ -550,94 +549,6 @@ def collect(
         if len(out) == limit:
             return True
     return False
-
-
-def collect_run(
-    lp: bytearray,
-    master_id: StreamID,
-    start: StreamID,
-    end: StreamID,
-    run: EntryRun,
-    limit: int,
-) -> bool:
-    """`collect` into an EntryRun: the same entries, appended flat (no list per entry), and
-    their payload added to `run.size` as it goes. The same return value.
-
-    WARNING: the walk is collect's, written out again (a call per entry would cost more than
-    the copy saves): a change to one is a change to both (tests/unit/test_node_fastpaths.py
-    holds both to a decode_all walk)."""
-    buf = bytes(lp)
-    mfields, pos = master_fields(buf)
-    nf = len(mfields)
-    fields_size = sum(map(len, mfields))
-    ids, shapes, counts, elements = run.ids, run.shapes, run.counts, run.elements
-    size = run.size
-    mms, mseq = master_id.ms, master_id.seq
-    lo_ms, lo_seq = start.ms, start.seq
-    hi_ms, hi_seq = end.ms, end.seq
-    open_end = hi_ms == _MASK64 and hi_seq == _MASK64
-    prefix_ms, prefix = -1, b""
-    stop = len(buf) - 1
-    done = False
-    while pos < stop:
-        flags = buf[pos]
-        pos += 2
-        b = buf[pos]
-        if b < 0x80:
-            msd = b
-            pos += 2
-        else:
-            msd, pos = lp_.read_int(buf, pos)
-        b = buf[pos]
-        if b < 0x80:
-            sqd = b
-            pos += 2
-        else:
-            sqd, pos = lp_.read_int(buf, pos)
-        if flags & FLAG_SAMEFIELDS:
-            n = nf
-        else:
-            n, pos = lp_.read_int(buf, pos)
-            n *= 2
-        ms = mms + msd
-        if ms < 0 or ms >> 64:
-            ms &= _MASK64
-        seq = mseq + sqd
-        if seq < 0 or seq >> 64:
-            seq &= _MASK64
-        if not open_end and (ms > hi_ms or (ms == hi_ms and seq > hi_seq)):
-            done = True
-            break
-        if ms < lo_ms or (ms == lo_ms and seq < lo_seq) or flags & FLAG_DELETED:
-            for _ in range(n + 1):
-                pos += lp_.element_size(buf, pos)
-            continue
-        if flags & FLAG_SAMEFIELDS:
-            size += fields_size + 6 * nf
-            for k in range(nf):
-                elements.append(mfields[k])
-                pos = lp_.append_bytes(buf, pos, elements)
-                size += len(elements[-1])
-            shapes.append(mfields)
-            counts.append(2 * nf)
-        else:
-            size += 3 * n
-            for _ in range(n):
-                pos = lp_.append_bytes(buf, pos, elements)
-                size += len(elements[-1])
-            shapes.append(())
-            counts.append(n)
-        pos += 2 if buf[pos] < 0x80 else lp_.element_size(buf, pos)
-        if ms != prefix_ms:
-            prefix_ms, prefix = ms, b"%d-" % ms
-        eid = id_bytes(prefix, seq)
-        ids.append(eid)
-        size += len(eid) + 3
-        if len(ids) == limit:
-            done = True
-            break
-    run.size = size
-    return done
 
 
 def id_bytes(prefix: bytes, seq: int) -> bytes:

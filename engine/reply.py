@@ -11,16 +11,16 @@ A reply is built from a few Python types, each standing for one RESP type:
     ReplyMap       -> map               (RESP3 %n; RESP2 a flat array of key, value, ...)
     PairMap        -> map               (RESP3 %n; RESP2 an array of [key, value] pairs:
                                          XREAD / XREADGROUP's per-stream reply)
-    EntryRun       -> array of entries  (the list [[id, [field, value, ...]], ...] held
-                                         flat; only where the caller asked for it:
-                                         EntryForm)
+    EncodedRun     -> array of entries  (the list [[id, [field, value, ...]], ...]
+                                         already in an edge's wire form; only where the
+                                         caller asked for it: EntryForm)
 
 Servers turn these into protobuf or RESP (`resp.py`); tests compare them directly.
 """
 
 from __future__ import annotations
 
-from typing import Final, Literal, Union, cast
+from typing import Final, Literal, Union
 
 
 class Status(str):
@@ -73,79 +73,56 @@ class PairMap(list["list[Reply]"]):
 # the reply (an edge, through Node.execute and Engine.execute's `entries`); the entries are the
 # same either way.
 #   "lists"  Redis's [[id, [field, value, ...]], ...]: what every caller takes (the default)
-#   "run"    an EntryRun, for an encoder that writes one without a list per entry (RESP's
-#            longreply, gRPC's chunked); only a forward XRANGE answers one, any other read
-#            (XREVRANGE, XREAD, ...) answers lists whatever is asked
+#   "resp"   an EncodedRun of RESP (the RESP port's long reads: longreply.py)
+#   "protobuf"  an EncodedRun of pb.Entries messages (the gRPC Execute's: chunked.py)
+# Only a forward XRANGE answers the last two; any other read (XREVRANGE, XREAD, ...) answers
+# lists whatever is asked.
 # A Literal, not an Enum: every engine command passes and stores it, and an Enum member's
 # lookup costs ~650 instructions on Python 3.11 (an Enum here: +11% instructions for an
 # engine XLEN + XRANGE COUNT 1, callgrind), a string constant nothing.
-EntryForm = Literal["lists", "run"]
+EntryForm = Literal["lists", "resp", "protobuf"]
 
 
-class EntryRun:
-    """Stream entries held flat, column by column: the XRANGE reply `entries()` gives,
-    without a list per entry (what a long read is built and encoded from: EntryForm's "run").
-    Entry i is ids[i] with the next counts[i] items of `elements`; shapes[i] is the tuple of
-    its fields when they are a stream node's master fields (nearly always), the one tuple
-    object for every such entry of that node, else ():
+class EncodedRun:
+    """Stream entries as a forward XRANGE replies them, already encoded in an edge's wire
+    form (engine/encoded.py writes them straight from the listpacks, with no object per ID or
+    value): `pieces` joined are the entries, `count` of them; `last_id` is the last one's ID
+    (b"" if none), `size` their payload: their bytes plus 3 per ID, field and value (what
+    the node floor's max-reply-bytes charges, node.payload_size).
 
-        ids       b"1-0"                 b"1-1"
-        shapes    (b"f", b"g")           ()
-        counts    4                      2
-        elements  b"f", b"a", b"g", b"b", b"f", b"c"
-
-    A shape lets an encoder frame an entry's fields once per node rather than once per entry
-    (codec.py): when shapes[i] is not (), counts[i] == 2 * len(shapes[i]) and the entry's
-    fields in `elements` are shapes[i]'s items, in order.
+        "resp"      the items of the entries' array: each entry opens with the CRLF that
+                    ends the item before it, and the last one has none after it, so the
+                    array is b"*<count>" + pieces + b"\\r\\n" (the same in RESP2 and RESP3)
+        "protobuf"  each piece a pb.Entries message (xstream.proto); their concatenation
+                    parses as the one message of all the entries
     """
 
-    __slots__ = ("counts", "elements", "ids", "shapes", "size")
+    __slots__ = ("count", "form", "last_id", "pieces", "size")
 
-    def __init__(self) -> None:
-        self.ids: list[bytes] = []  # each entry's b"<ms>-<seq>"
-        self.shapes: list[tuple[bytes, ...]] = []  # each entry's master fields, or ()
-        self.counts: list[int] = []  # each entry's number of fields and values
-        self.elements: list[bytes] = []  # every entry's field, value, ..., in order
-        self.size = 0  # the payload: its bytes plus 3 per ID, field and value
+    def __init__(self, form: EntryForm) -> None:
+        self.form = form
+        self.pieces: list[bytes] = []
+        self.count = 0
+        self.last_id = b""
+        self.size = 0
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return self.count
 
     def __repr__(self) -> str:
-        return f"EntryRun({self.entries()!r})"
+        return f"EncodedRun({self.form!r}, {self.count} entries)"
 
-    def entries(self) -> list[Reply]:
-        """The entries as lists: [[id, [field, value, ...]], ...]."""
-        out: list[Reply] = []
-        elements, at = self.elements, 0
-        for eid, n in zip(self.ids, self.counts, strict=True):
-            out.append([eid, elements[at : at + n]])  # type: ignore[list-item]
-            at += n
-        return out
-
-    def extend(self, other: EntryRun) -> None:
-        """Append `other`'s entries."""
-        self.ids += other.ids
-        self.shapes += other.shapes
-        self.counts += other.counts
-        self.elements += other.elements
-        self.size += other.size
-
-    @classmethod
-    def of(cls, entries: list[Reply]) -> EntryRun:
-        """The run of [[id, [field, value, ...]], ...] `entries` (no shapes: every entry's
-        fields are its own)."""
-        run = cls()
-        for eid, fv in cast("list[tuple[bytes, list[bytes]]]", entries):
-            run.ids.append(eid)
-            run.shapes.append(())
-            run.counts.append(len(fv))
-            run.elements += fv
-            run.size += len(eid) + sum(map(len, fv)) + 3 * (len(fv) + 1)
-        return run
+    def extend(self, other: EncodedRun) -> None:
+        """Append `other`'s entries (encoded in the same form)."""
+        assert other.form == self.form, (self.form, other.form)
+        if other.count:
+            self.pieces += other.pieces
+            self.count += other.count
+            self.last_id = other.last_id
+            self.size += other.size
 
 
-Reply = Union[int, bytes, None, _NullArray, Status, ReplyMap, PairMap, EntryRun, "list[Reply]"]
+Reply = Union[int, bytes, None, _NullArray, Status, ReplyMap, PairMap, EncodedRun, "list[Reply]"]
 
 
 def flatten(reply: Reply) -> Reply:
@@ -158,6 +135,4 @@ def flatten(reply: Reply) -> Reply:
         return out
     if isinstance(reply, list):
         return [flatten(r) for r in reply]  # type: ignore[arg-type]
-    if isinstance(reply, EntryRun):
-        return reply.entries()
     return reply

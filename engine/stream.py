@@ -37,10 +37,11 @@ from collections.abc import Callable, Iterator
 from typing import Final, Literal, Protocol
 
 from . import node
+from .encoded import EncodedWalk
 from .flatrax import FlatRax
 from .groups import ConsumerGroup
 from .ids import MAX_ID, MIN_ID, StreamID
-from .reply import EntryRun
+from .reply import EncodedRun, EntryForm
 
 LISTPACK_MAX_SIZE = 1 << 30  # STREAM_LISTPACK_MAX_SIZE: hard cap on one node
 _MASK64: Final = (1 << 64) - 1
@@ -267,16 +268,17 @@ class Stream:
                     break
         return out
 
-    def range_run(self, start: StreamID, end: StreamID, count: int = 0) -> EntryRun:
-        """`range` forward, as an EntryRun (node.collect_run)."""
-        run = EntryRun()
-        if start > end or not self.length:
-            return run
-        for key, lp in self._nodes_from(start):
-            master = StreamID.from_key(key)
-            if master > end or node.collect_run(lp, master, start, end, run, count):
-                break
-        return run
+    def range_encoded(
+        self, start: StreamID, end: StreamID, count: int, form: EntryForm
+    ) -> EncodedRun:
+        """`range` forward, written in an edge's wire form `form` (encoded.py)."""
+        walk = EncodedWalk(form, count)
+        if start <= end and self.length:
+            for key, lp in self._nodes_from(start):
+                master = StreamID.from_key(key)
+                if master > end or walk.node(lp, master, start, end):
+                    break
+        return walk.finish()
 
     def _nodes_from(self, start: StreamID) -> Iterator[tuple[bytes, bytearray]]:
         """Nodes that may hold IDs >= start, in order (Redis's forward iterator seek)."""

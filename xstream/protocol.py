@@ -29,7 +29,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol, TypeGuard, cast
 
-from xstream.engine.reply import NULL_ARRAY, EntryRun, PairMap, Reply, ReplyMap, Status
+from xstream.engine.reply import (
+    NULL_ARRAY,
+    EncodedRun,
+    PairMap,
+    Reply,
+    ReplyMap,
+    Status,
+)
 from xstream.v1 import xstream_pb2 as pb
 
 MAX_MESSAGE = 256 << 20  # bytes: gRPC's send and receive limits, on both sides
@@ -119,14 +126,12 @@ def _fill(v: pb.Value, reply: Reply) -> None:
         m.keys.extend(p[0] for p in reply)  # type: ignore[misc]
         for p in reply:
             _fill(m.values.add(), p[1])
-    elif isinstance(reply, EntryRun):
+    elif isinstance(reply, EncodedRun):  # pb.Entries messages already (engine/encoded.py)
+        assert reply.form == "protobuf", reply
         if not reply:
             v.array.SetInParent()  # as the empty list
             return
-        e = v.entries
-        e.ids.extend(reply.ids)
-        e.counts.extend(reply.counts)
-        e.elements.extend(reply.elements)
+        v.entries.MergeFromString(b"".join(reply.pieces))
     elif isinstance(reply, list):
         # A plain list: ReplyMap and PairMap went above (mypy's narrowing brings them back).
         reply = cast("list[Reply]", reply)

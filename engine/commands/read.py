@@ -49,8 +49,8 @@ def _range(ctx: Ctx, rev: bool) -> Reply:
         return []
     if count == 0:
         return NULL_ARRAY
-    if ctx.entries == "run" and not rev:
-        return s.range_run(start, end, max(count, 0))
+    if ctx.entries != "lists" and not rev:
+        return s.range_encoded(start, end, max(count, 0), ctx.entries)
     return s.range(start, end, max(count, 0), rev)  # type: ignore[return-value]
 
 

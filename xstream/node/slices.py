@@ -21,10 +21,11 @@ The reply is the one an atomic read at the first slice gives (a point in time), 
   runs as one engine call, as before;
 * the key deleted, renamed or replaced (another Stream object there) is stale too.
 
-Form: a forward XRANGE read for an edge that encodes EntryRun (engine/reply.py; the RESP
-port and the gRPC Execute: Node.execute(entries="run")) is asked of the engine flat,
-slice by slice, and joined flat: no list per entry is built, charged or encoded. Every other
-read (XREVRANGE, XREAD, the typed gRPC calls, pipelines) is joined as lists, as before.
+Form: a forward XRANGE read for an edge that takes its entries flat or encoded (engine/
+reply.py's EntryForm: the RESP port asks for "resp", the gRPC Execute for "protobuf") is
+asked of the engine in that form, slice by slice, and joined in it: no list per entry is
+built, charged or encoded. Every other read (XREVRANGE, XREAD, the typed gRPC calls,
+pipelines) is joined as lists, as before.
 
 Garbage collection: a long reply is hundreds of thousands of small lists, and every full
 collection of the cyclic GC would walk them all (~100 ms per 300,000 entries), in the middle
@@ -52,7 +53,7 @@ from xstream.engine.errors import CoreError
 from xstream.engine.ids import MAX_ID, StreamID, parse_interval, parse_strict, string2ll
 from xstream.engine.keyspace import Keyspace
 from xstream.engine.node import RangeItem, payload_size
-from xstream.engine.reply import EntryRun, PairMap, Reply
+from xstream.engine.reply import EncodedRun, PairMap, Reply
 from xstream.engine.stream import Stream
 
 Argv = list[bytes]
@@ -218,8 +219,8 @@ def _xread_streams_at(argv: Argv, limits: Limits) -> int:
 
 async def read(engine: Engine, db: int, run: Run, argv: Argv, limits: Limits) -> Reply:
     """The reply of read `argv` in database `db` (slices_for said yes; `run` runs a command
-    there), built in slices. If `run` gives a forward XRANGE's entries as an EntryRun
-    (EntryForm's "run"), the reply is one too, joined."""
+    there), built in slices. If `run` gives a forward XRANGE's entries as an EncodedRun
+    (EntryForm's "resp" or "protobuf"), the reply is one too, joined."""
     with gc_paused():
         return await _read(engine, db, run, argv, limits)
 
@@ -236,7 +237,7 @@ async def _read(engine: Engine, db: int, run: Run, argv: Argv, limits: Limits) -
     if isinstance(reply, PairMap):
         for _, entries in reply:
             _Budget(limits.max_reply_bytes).spend(cast(list[Reply], entries))
-    elif isinstance(reply, EntryRun):
+    elif isinstance(reply, EncodedRun):
         _Budget(limits.max_reply_bytes).charge(reply.size)
     elif isinstance(reply, list):  # XRANGE's array of entries
         _Budget(limits.max_reply_bytes).spend(cast(list[Reply], reply))
@@ -245,20 +246,20 @@ async def _read(engine: Engine, db: int, run: Run, argv: Argv, limits: Limits) -
 
 async def _range(dbs: list[Keyspace], db: int, run: Run, argv: Argv, limits: Limits) -> Reply:
     """XRANGE / XREVRANGE: argv[2] is where the walk starts (start, or end when reversed);
-    each next slice starts just past the last ID returned. The slices are lists, or runs
-    (EntryRun) if `run` gives those: the reply is joined in the same form."""
+    each next slice starts just past the last ID returned. The slices are lists, or
+    EncodedRuns if `run` gives those: the reply is joined in the same form."""
     n = limits.slice_entries
     want = int(argv[5]) if len(argv) == 6 else 0  # 0: all
     budget = _Budget(limits.max_reply_bytes)
     first = run([*argv[:4], b"COUNT", b"%d" % min(n, want or n)])
-    if not isinstance(first, list | EntryRun):
+    if not isinstance(first, list | EncodedRun):
         return first  # COUNT 0's null array
     key = argv[1]
     rev = argv[0].upper() == b"XREVRANGE"
     walk = _Walk(key, dbs[db].stream(key), _Watch(rev))
     stop = argv[3] if rev else _pinned_end(argv[3], walk.stream)
-    got = first if isinstance(first, EntryRun) else cast(list[Reply], first)
-    joined: list[Reply] | EntryRun = EntryRun() if isinstance(first, EntryRun) else []
+    got = first if isinstance(first, EncodedRun) else cast(list[Reply], first)
+    joined = _empty(got)
     walk.attach()
     try:
         while True:
@@ -273,21 +274,29 @@ async def _range(dbs: list[Keyspace], db: int, run: Run, argv: Argv, limits: Lim
             take = min(n, want - len(joined)) if want else n
             after = b"(" + cursor.encode() if cursor is not None else argv[2]
             more = run([argv[0], key, after, stop, b"COUNT", b"%d" % take])
-            got = more if isinstance(more, EntryRun) else cast(list[Reply], more)
+            got = more if isinstance(more, EncodedRun) else cast(list[Reply], more)
     finally:
         walk.detach()
 
 
-def _join(
-    joined: list[Reply] | EntryRun, got: list[Reply] | EntryRun, budget: _Budget
-) -> bytes | None:
-    """Charge slice `got` and append it to `joined` (both lists, or both runs); the last ID
-    it holds (None if it is empty)."""
-    if isinstance(joined, EntryRun):
-        assert isinstance(got, EntryRun), got
+Joined = list[Reply] | EncodedRun  # a sliced XRANGE's reply, in one of its forms
+
+
+def _empty(got: Joined) -> Joined:
+    """An empty reply of slice `got`'s form."""
+    if isinstance(got, EncodedRun):
+        return EncodedRun(got.form)
+    return []
+
+
+def _join(joined: Joined, got: Joined, budget: _Budget) -> bytes | None:
+    """Charge slice `got` and append it to `joined` (both of one form); the last ID it holds
+    (None if it is empty)."""
+    if isinstance(joined, EncodedRun):
+        assert isinstance(got, EncodedRun), got
         budget.charge(got.size)
         joined.extend(got)
-        return got.ids[-1] if got.ids else None
+        return got.last_id if got.count else None
     assert isinstance(got, list), got
     budget.spend(got)
     joined.extend(got)

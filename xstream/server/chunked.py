@@ -26,7 +26,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, cast
 
-from xstream.engine.reply import EntryRun, PairMap, Reply
+from xstream.engine.reply import EncodedRun, PairMap, Reply
 from xstream.protocol import field_number, framed
 from xstream.v1 import xstream_pb2 as pb
 
@@ -47,7 +47,7 @@ def is_long(reply: Reply) -> bool:
     """An entry list (or XREAD's key -> entries) long enough to encode in chunks."""
     if isinstance(reply, PairMap):
         return sum(len(cast(list[Reply], v)) for _, v in reply) > LONG
-    return isinstance(reply, list | EntryRun) and len(reply) > LONG
+    return isinstance(reply, list | EncodedRun) and len(reply) > LONG
 
 
 def _entries_run(chunk: list[Reply]) -> bytes:
@@ -83,27 +83,11 @@ async def _runs(entries: list[Reply], run: Callable[[list[Reply]], bytes]) -> li
     return parts
 
 
-async def _entry_runs(run: EntryRun) -> list[bytes]:
-    """pb.Entries of `run`'s entries, CHUNK at a time, straight from its columns; each
-    chunk's IDs and elements are released once encoded (as _runs does)."""
-    parts = []
-    at = 0
-    for i in range(0, len(run), CHUNK):
-        j = min(i + CHUNK, len(run))
-        end = at + sum(run.counts[i:j])
-        e = pb.Entries(ids=run.ids[i:j], counts=run.counts[i:j], elements=run.elements[at:end])
-        parts.append(bytes(e.SerializeToString()))
-        run.ids[i:j] = [b""] * (j - i)
-        run.elements[at:end] = [b""] * (end - at)
-        at = end
-        await asyncio.sleep(0)
-    return parts
-
-
 async def _value(reply: Reply) -> list[bytes]:
     """A serialized Value for `reply` (entries, or XREAD's key -> entries), in pieces."""
-    if isinstance(reply, EntryRun):
-        return framed(_VALUE_ENTRIES, await _entry_runs(reply))
+    if isinstance(reply, EncodedRun):  # pb.Entries messages already (a long forward XRANGE)
+        assert reply.form == "protobuf", reply
+        return framed(_VALUE_ENTRIES, reply.pieces)
     if isinstance(reply, PairMap):
         pieces = [pb.Map(keys=[cast(bytes, k) for k, _ in reply]).SerializeToString()]
         for _, v in reply:

@@ -144,8 +144,8 @@ class StreamsService(pb_grpc.StreamsServicer):
     async def Execute(self, request: pb.Command, context: Any) -> pb.Reply | bytes:  # noqa: N802
         argv = list(request.argv)
         with self._long_read(argv) as may_be_long:
-            # a long forward XRANGE's entries come flat: chunked.py and protocol.py encode them
-            entries: EntryForm = "run" if may_be_long else "lists"
+            # a long forward XRANGE's entries come as pb.Entries (chunked.py, protocol.py)
+            entries: EntryForm = "protobuf" if may_be_long else "lists"
             reply, offset = await self._run(argv, context, _concern(request), entries)
             if may_be_long and chunked.is_long(reply):
                 out: pb.Reply | bytes = await chunked.reply(reply, offset)

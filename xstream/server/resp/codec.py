@@ -2,7 +2,6 @@
 
     encode(reply, proto)   Reply -> RESP2 or RESP3 bytes (chunks gathered, joined once)
     encode_bulk(data)      bytes -> a bulk string (the fast path of encode)
-    encode_run_items(...)  some entries of an EntryRun -> the items of their RESP array
     encode_error(err)      StreamError -> `-PREFIX message\r\n`
     RespParser             client requests -> argv lists, read as Redis's networking.c reads
                            them (multibulk, or inline split like sdssplitargs; see split_args
@@ -35,7 +34,14 @@ from dataclasses import dataclass, field
 from typing import Final, TypeAlias, cast
 
 from xstream.engine.errors import EngineError, StreamError
-from xstream.engine.reply import NULL_ARRAY, EntryRun, PairMap, Reply, ReplyMap, Status
+from xstream.engine.reply import (
+    NULL_ARRAY,
+    EncodedRun,
+    PairMap,
+    Reply,
+    ReplyMap,
+    Status,
+)
 
 # Redis's defaults (server.h, config.c). The multibulk limit is INT_MAX in Redis 7.0 (`ll >
 # INT_MAX` in processMultibulkBuffer), not the 1024*1024 of older releases; checked on 7.0.15.
@@ -48,30 +54,9 @@ _SHARED_HDRS: Final = 1024  # headers prebuilt for lengths below this (Redis kee
 # `$n` and `*n` headers without their CRLF (encode joins the parts with CRLFs)
 _BULK_HDR: Final = [b"$%d" % n for n in range(_SHARED_HDRS)]
 _ARRAY_HDR: Final = [b"*%d" % n for n in range(_SHARED_HDRS)]
-# An EntryRun's parts are joined with no separator (b"".join copies each part once, where a
-# CRLF separator costs a second copy per part): its headers carry their CRLFs, the one before
-# them ending the previous ID or value. The first entry's header has no CRLF before it. An
-# entry's header is its `*2` with its ID's `$len` (the ID is <ms>-<seq>: at most 41 bytes).
-_RUN_FIRST_HDR: Final = [b"*2\r\n$%d\r\n" % n for n in range(64)]
-_RUN_ENTRY_HDR: Final = [b"\r\n*2\r\n$%d\r\n" % n for n in range(64)]
-_RUN_ARRAY_HDR: Final = [b"\r\n*%d" % n for n in range(_SHARED_HDRS)]
+# A bulk string's `$n` header between the CRLF that ends the item before it and its own, for
+# parts joined with no separator (requests.py)
 _RUN_BULK_HDR: Final = [b"\r\n$%d\r\n" % n for n in range(_SHARED_HDRS)]
-# A shaped entry's fields (EntryRun.shapes: a node's master fields) are framed together with
-# the header of the value after each: one part per field, built once per shape and value
-# length. Field q's part for a value of m bytes is heads[q * _HEAD_LENS + m], built on first
-# use (b"" until then); the first field's part opens the entry's array:
-#
-#   q = 0    \r\n*<2 * fields>\r\n$<field length>\r\n<field>\r\n$<m>\r\n
-#   q > 0    \r\n$<field length>\r\n<field>\r\n$<m>\r\n
-#
-_HEAD_LENS: Final = 64  # values this short take a cached part (longer: built per value)
-_MAX_SHAPES: Final = 64  # shapes whose parts are kept (the table starts over past it)
-# A shape is framed this way only when small: each part copies its field, so a table holds up
-# to _HEAD_LENS copies of every field; a larger shape's entries are framed as unshaped ones.
-# Bounds the tables (and one reply's) to ~300 KB a shape, ~20 MB in all, whatever was stored.
-_SHAPE_MAX_FIELDS: Final = 16
-_SHAPE_MAX_BYTES: Final = 256  # its fields' bytes together
-_SHAPE_HEADS: Final[dict[tuple[bytes, ...], list[bytes]]] = {}
 
 
 class ProtocolError(EngineError):
@@ -163,11 +148,9 @@ def _encode_into(out: list[bytes], reply: Reply, resp3: bool) -> None:
         out.append(b"_" if resp3 else b"$-1")
     elif reply is NULL_ARRAY:
         out.append(b"_" if resp3 else b"*-1")
-    elif isinstance(reply, EntryRun):
-        out.append(_ARRAY_HDR[len(reply)] if len(reply) < _SHARED_HDRS else b"*%d" % len(reply))
-        if len(reply):  # its parts, without the CRLF that joining `out` puts after them
-            run = reply
-            out.append(_encode_run(run.ids, run.shapes, run.counts, run.elements, 0, b"")[0])
+    elif isinstance(reply, EncodedRun):  # RESP already: its items open with their CRLFs
+        assert reply.form == "resp", reply
+        out.append(b"*%d%b" % (reply.count, b"".join(reply.pieces)))
     elif isinstance(reply, bytes):  # a bytes subclass
         _encode_into(out, bytes(reply), resp3)
     else:
@@ -191,89 +174,6 @@ def _encode_items(out: list[bytes], items: list[Reply], resp3: bool) -> None:
             _encode_items(out, sub, resp3)  # not a map: type() is list
         else:
             _encode_into(out, item, resp3)
-
-
-def encode_run_items(run: EntryRun, first: int, last: int, at: int) -> tuple[bytes, int]:
-    """Entries first..last-1 of `run`, whose elements start at `at`, encoded as items of
-    their array (no `*n` header: a long reply's piece, longreply.py); and the index of
-    the element after them. An entry is an array in RESP2 and RESP3 alike."""
-    if first == last:
-        return b"", at
-    ids, shapes, counts = run.ids[first:last], run.shapes[first:last], run.counts[first:last]
-    return _encode_run(ids, shapes, counts, run.elements, at, _CRLF)
-
-
-def _encode_run(
-    ids: list[bytes],
-    shapes: list[tuple[bytes, ...]],
-    counts: list[int],
-    elements: list[bytes],
-    at: int,
-    end: bytes,
-) -> tuple[bytes, int]:
-    """Entries `ids` (at least one; their elements from elements[at]) encoded, followed by
-    `end`; and the index past their elements. The entries as lists would encode the same
-    (_encode_items), with a list per entry to walk and a CRLF to copy per part. A shaped
-    entry is two parts per field (its field's framing with its value's header, then the
-    value), where its lists would take four."""
-    out: list[bytes] = []
-    entry_hdr = _RUN_FIRST_HDR
-    shape: tuple[bytes, ...] = ()  # the last shape met, and its parts
-    heads: list[bytes] = []
-    for k in range(len(ids)):
-        eid = ids[k]
-        m = len(eid)
-        out.append(entry_hdr[m])
-        entry_hdr = _RUN_ENTRY_HDR
-        out.append(eid)
-        n = counts[k]
-        fields = shapes[k]
-        if fields and fields is not shape:
-            shape, heads = fields, _shape_heads(fields)
-        if fields and heads:
-            j = at + 1
-            for q in range(len(fields)):
-                x = elements[j]
-                m = len(x)
-                if m < _HEAD_LENS:
-                    h = heads[q * _HEAD_LENS + m]
-                    if not h:
-                        h = heads[q * _HEAD_LENS + m] = _field_head(fields, q, m)
-                else:
-                    h = _field_head(fields, q, m)
-                out.append(h)
-                out.append(x)
-                j += 2
-        else:
-            out.append(_RUN_ARRAY_HDR[n] if n < _SHARED_HDRS else b"\r\n*%d" % n)
-            for j in range(at, at + n):
-                x = elements[j]
-                m = len(x)
-                out.append(_RUN_BULK_HDR[m] if m < _SHARED_HDRS else b"\r\n$%d\r\n" % m)
-                out.append(x)
-        at += n
-    out.append(end)
-    return b"".join(out), at
-
-
-def _shape_heads(fields: tuple[bytes, ...]) -> list[bytes]:
-    """The parts table of shape `fields` (see _HEAD_LENS), kept across replies; [] for a
-    shape too large to frame this way (its entries are framed as unshaped ones)."""
-    if len(fields) > _SHAPE_MAX_FIELDS or sum(map(len, fields)) > _SHAPE_MAX_BYTES:
-        return []
-    heads = _SHAPE_HEADS.get(fields)
-    if heads is None:
-        if len(_SHAPE_HEADS) >= _MAX_SHAPES:
-            _SHAPE_HEADS.clear()
-        heads = _SHAPE_HEADS[fields] = [b""] * (len(fields) * _HEAD_LENS)
-    return heads
-
-
-def _field_head(fields: tuple[bytes, ...], q: int, m: int) -> bytes:
-    """Field q's part before a value of m bytes (see _HEAD_LENS)."""
-    field_ = fields[q]
-    head = b"\r\n$%d\r\n%b\r\n$%d\r\n" % (len(field_), field_, m)
-    return b"\r\n*%d%b" % (2 * len(fields), head) if q == 0 else head
 
 
 # --- The shared input buffer --------------------------------------------------------------------

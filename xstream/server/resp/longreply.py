@@ -5,7 +5,8 @@ a second in which no other client runs. A long entry list (or XREAD's key -> ent
 encoded CHUNK entries at a time instead, with `await asyncio.sleep(0)` between two; the
 pieces, written in order, are the bytes codec.encode would give. Each chunk's entries are
 released once encoded (freeing a whole reply at once is itself tens of milliseconds). An
-EntryRun (a long forward XRANGE, slices.py) is encoded from its columns, chunk by chunk.
+EncodedRun (a long forward XRANGE, slices.py: the engine wrote it as RESP, slice by slice)
+is already its pieces.
 The gRPC edge does the same for protobuf (server/chunked.py).
 """
 
@@ -14,9 +15,9 @@ from __future__ import annotations
 import asyncio
 from typing import cast
 
-from xstream.engine.reply import EntryRun, PairMap, Reply
+from xstream.engine.reply import EncodedRun, PairMap, Reply
 
-from .codec import encode, encode_run_items
+from .codec import encode
 
 CHUNK = 500  # entries per piece: ~1 ms of work between two yields
 LONG = 4 * CHUNK  # shorter replies are encoded whole
@@ -26,13 +27,14 @@ def is_long(reply: Reply) -> bool:
     """An entry list (or XREAD's key -> entries) long enough to encode in pieces."""
     if isinstance(reply, PairMap):
         return sum(len(cast(list[Reply], v)) for _, v in reply) > LONG
-    return isinstance(reply, list | EntryRun) and len(reply) > LONG
+    return isinstance(reply, list | EncodedRun) and len(reply) > LONG
 
 
 async def encode_long(reply: Reply, proto: int) -> list[bytes]:
     """codec.encode(reply, proto), as pieces to write in order; `reply` is consumed."""
-    if isinstance(reply, EntryRun):
-        return await _run(reply)
+    if isinstance(reply, EncodedRun):
+        assert reply.form == "resp", reply
+        return [b"*%d" % reply.count, *reply.pieces, b"\r\n"]  # see EncodedRun
     if not isinstance(reply, PairMap):
         return await _entries(cast(list[Reply], reply), proto)
     pieces = [(b"%%%d\r\n" if proto == 3 else b"*%d\r\n") % len(reply)]
@@ -51,21 +53,5 @@ async def _entries(entries: list[Reply], proto: int) -> list[bytes]:
         chunk = encode(entries[i:j], proto)
         pieces.append(chunk[chunk.index(b"\r\n") + 2 :])  # without the chunk's own header
         entries[i:j] = [None] * (j - i)
-        await asyncio.sleep(0)
-    return pieces
-
-
-async def _run(run: EntryRun) -> list[bytes]:
-    """An EntryRun's pieces (the same in RESP2 and RESP3); each chunk's IDs and elements
-    are released once encoded (replaced by the one empty bytes object)."""
-    pieces = [b"*%d\r\n" % len(run)]
-    at = 0
-    for i in range(0, len(run), CHUNK):
-        j = min(i + CHUNK, len(run))
-        piece, end = encode_run_items(run, i, j, at)
-        pieces.append(piece)
-        run.ids[i:j] = [b""] * (j - i)
-        run.elements[at:end] = [b""] * (end - at)
-        at = end
         await asyncio.sleep(0)
     return pieces

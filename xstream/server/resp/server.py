@@ -432,7 +432,7 @@ class RespConnection(asyncio.Protocol):
                 return await self._execute_connection(name, argv, session, node, conn)
             if slices.slices_for(argv, node.limits):
                 with slices.gc_paused():  # until its reply is encoded
-                    reply, _ = await node.execute(argv, db=session.db, entries="run")
+                    reply, _ = await node.execute(argv, db=session.db, entries="resp")
                     if longreply.is_long(reply):
                         return await longreply.encode_long(reply, session.proto)
                     return [encode(reply, session.proto)]
