@@ -74,7 +74,12 @@ class Batch:
             j = i + 1
             key = _plain_xadd_key(argvs[i])
             if key is not None:
-                while j < n and _plain_xadd_key(argvs[j]) == key:
+                head = argvs[i][0]
+                while j < n:
+                    a = argvs[j]  # _plain_xadd_key(a) == key, inlined for a head spelt alike
+                    same = a[0] == head and len(a) >= 5 and a[1] == key and a[2] == b"*"
+                    if not same and _plain_xadd_key(a) != key:
+                        break
                     j += 1
             if j - i == 1 or key is None or not self._xadd_run(engine, key, argvs[i:j], now_ms, db):
                 for argv in argvs[i:j]:

@@ -2,6 +2,7 @@
 
     encode(reply, proto)   Reply -> RESP2 or RESP3 bytes (chunks gathered, joined once)
     encode_bulk(data)      bytes -> a bulk string (the fast path of encode)
+    encode_bulks(replies)  bulk strings -> their bulk strings back to back (a batch's IDs)
     encode_run_items(...)  some entries of an EntryRun -> the items of their RESP array
     encode_error(err)      StreamError -> `-PREFIX message\r\n`
     RespParser             client requests -> argv lists, read as Redis's networking.c reads
@@ -48,6 +49,7 @@ _SHARED_HDRS: Final = 1024  # headers prebuilt for lengths below this (Redis kee
 # `$n` and `*n` headers without their CRLF (encode joins the parts with CRLFs)
 _BULK_HDR: Final = [b"$%d" % n for n in range(_SHARED_HDRS)]
 _ARRAY_HDR: Final = [b"*%d" % n for n in range(_SHARED_HDRS)]
+_BULK_LINE: Final = [b"$%d\r\n" % n for n in range(_SHARED_HDRS)]  # with its CRLF
 # An EntryRun's parts are joined with no separator (b"".join copies each part once, where a
 # CRLF separator costs a second copy per part): its headers carry their CRLFs, the one before
 # them ending the previous ID or value. The first entry's header has no CRLF before it. An
@@ -117,6 +119,21 @@ def encode_bulk(data: bytes) -> bytes:
     """A bulk string (the same in RESP2 and RESP3): `encode(data)` without the dispatch."""
     n = len(data)
     return b"%b\r\n%b\r\n" % (_BULK_HDR[n] if n < _SHARED_HDRS else b"$%d" % n, data)
+
+
+def encode_bulks(replies: list[object]) -> bytes | None:
+    """`encode_bulk` of each of `replies` joined, when every one is bytes (a pipeline's run of
+    XADDs answers its IDs), else None: one buffer for the transport instead of a part per
+    reply (the parts of `$n\r\n`, the data and its CRLF: one copy each, by one join)."""
+    out: list[bytes] = []
+    for reply in replies:
+        if type(reply) is not bytes:
+            return None
+        n = len(reply)
+        out.append(_BULK_LINE[n] if n < _SHARED_HDRS else b"$%d\r\n" % n)
+        out.append(reply)
+        out.append(_CRLF)
+    return b"".join(out)
 
 
 def encode_error(err: StreamError) -> bytes:

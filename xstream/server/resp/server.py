@@ -68,7 +68,7 @@ from xstream.node.stats import STATS
 
 from . import commandinfo, longreply, multi
 from .aclcommands import allowed, gate, user_of
-from .codec import ProtocolError, encode, encode_bulk, encode_error
+from .codec import ProtocolError, encode, encode_bulk, encode_bulks, encode_error
 from .commandinfo import EDGE_COMMANDS
 from .conncommands import Conn, Verbatim, encode_edge
 from .requests import new_parser
@@ -399,6 +399,9 @@ class RespConnection(asyncio.Protocol):
         return self._encode_batch(replies, session)
 
     def _encode_batch(self, replies: list[Reply | StreamError], session: Session) -> list[bytes]:
+        joined = encode_bulks(cast("list[object]", replies))  # a run of XADDs: its IDs
+        if joined is not None:
+            return [joined]
         proto = session.proto
         out = []
         for reply in replies:
