@@ -365,18 +365,19 @@ class RespConnection(asyncio.Protocol):
             and user.allkeys
             and aclcats.fullname(argv) in user.allowed
         )
-        head, argc = argv[0], len(argv)
+        head, argc, parser = argv[0], len(argv), self.parser
         batch = [argv]
         while len(batch) < MAX_BATCH:
-            try:
-                more = self.parser.next_command()
+            try:  # (the same command: appended by the parser, compiled, up to the next other)
+                more = (
+                    parser.next_alike(head, argc, batch, MAX_BATCH)
+                    if same
+                    else parser.next_command()
+                )
             except ProtocolError:
                 break  # raised again at the next turn, after the batch's replies
             if more is None:
                 break
-            if same and more[0] == head and len(more) == argc:
-                batch.append(more)
-                continue
             if (
                 more[0].upper() in EDGE_COMMANDS
                 or not node.batchable(more)
