@@ -31,7 +31,9 @@ back-pressure and disconnects are the task's as below.
 Pipelined writes: a plain write followed by more already parsed (a pipeline's run of XADDs)
 goes to the node as one batch (Node.write_batch: one record, one log append, one settle),
 each command answered in its place as if sent alone; the first command that is not such a
-write ends the batch and runs next, on its own.
+write ends the batch and runs next, on its own. A run of the same command is gathered by the
+parser (RespParser.next_alike, compiled), and a batch answered with bulk strings only (its
+XADDs' IDs) is written as one buffer (codec.encode_bulks): the same bytes, one part.
 
 Limits, as Redis's:
 * proto-max-bulk-len (node.limits) and the inline/length-line limits: the parser raises a
