@@ -106,9 +106,9 @@ class Transport:
         return 0
 
     def writelines(self, data: Iterable[bytes]) -> None:
-        for reply in data:
-            assert reply.startswith(b"$"), reply  # an entry ID
-            self.replies += 1
+        for part in data:  # one reply, or a batch's joined (codec.encode_bulks)
+            assert part.startswith(b"$"), part  # entry IDs
+            self.replies += part.count(b"$")
         if self.replies < self.wanted:
             return
         assert self.finished is not None

@@ -6,15 +6,37 @@
              +-----------+------------------------+----------------------------+
 
 Integers are little-endian. xstream/node/records.py frames payloads (length, crc32) and owns
-the format; its decoder lives here only to be compiled with the engine: a replica decodes
-every record it applies, and compiled, reading the lengths byte by byte and slicing each
-element costs a fraction of the struct-based loop run as Python.
-WARNING: records.encode writes this form; a change to one is a change to both.
+the format; its encoder and decoder live here only to be compiled with the engine: a replica
+decodes every record it applies, and compiled, reading the lengths byte by byte and slicing
+each element costs a fraction of the struct-based loop run as Python; the primary encodes
+every record it logs, and compiled, joining prebuilt 4-byte lengths, a record of one XADD
+effect (9 elements) costs ~7,500 instructions to frame (records.encode) against ~10,500
+with `Struct.pack(n, *map(len, argv))` run as Python (callgrind).
+WARNING: `encode` and `decode` change together.
 """
 
 from __future__ import annotations
 
+from typing import Final
+
 Argv = list[bytes]
+_U32_CACHED: Final = 1024  # lengths below this take a prebuilt u32 (elements are mostly short)
+_U32: Final = [n.to_bytes(4, "little") for n in range(_U32_CACHED)]
+
+
+def encode(argvs: list[Argv]) -> bytes:
+    """The payload of `argvs` (the form above); OverflowError for a length past u32."""
+    parts: list[bytes] = []
+    for argv in argvs:
+        parts.append(_u32_bytes(len(argv)))
+        for arg in argv:
+            parts.append(_u32_bytes(len(arg)))
+        parts.extend(argv)
+    return b"".join(parts)
+
+
+def _u32_bytes(n: int) -> bytes:
+    return _U32[n] if n < _U32_CACHED else n.to_bytes(4, "little")
 
 
 def decode(buf: bytes) -> list[Argv] | None:

@@ -1,10 +1,13 @@
-"""engine/argvs.py, the compiled decoder of record payloads, against records.encode: every
-payload decodes to the argvs encoded, and a payload cut or grown inside an argv is refused
-(records.decode_payload raises CorruptRecordError), never read past or half returned."""
+"""engine/argvs.py, the compiled encoder and decoder of record payloads: every payload is the
+form records.py draws (checked against struct, independently) and decodes to the argvs
+encoded, and a payload cut or grown inside an argv is refused (records.decode_payload raises
+CorruptRecordError), never read past or half returned."""
 
 from __future__ import annotations
 
 import random
+import struct
+import zlib
 
 import pytest
 
@@ -19,6 +22,23 @@ def random_argvs(rng: random.Random) -> list[list[bytes]]:
         argc = rng.choice([1, 2, 5, 9, 300])
         out.append([rng.randbytes(rng.choice([0, 1, 12, 255, 256, 70000])) for _ in range(argc)])
     return out
+
+
+def struct_form(effects: list[list[bytes]]) -> bytes:
+    return b"".join(
+        struct.pack(f"<{len(argv) + 1}I", len(argv), *map(len, argv)) + b"".join(argv)
+        for argv in effects
+    )
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_records_are_the_struct_form(seed: int) -> None:
+    effects = random_argvs(random.Random(seed))
+    effects.append([b"x" * n for n in (1023, 1024, 1025)] * 400)  # argc past the cached lengths
+    payload = struct_form(effects)
+    assert argvs.encode(effects) == payload
+    header = struct.pack("<II", len(payload), zlib.crc32(payload))
+    assert records.encode(effects) == header + payload
 
 
 @pytest.mark.parametrize("seed", range(20))

@@ -88,6 +88,22 @@ def test_batched_writes_and_exec_count_each_command(tmp_path: Path) -> None:
     assert stats["xdel"].startswith("calls=1,") and stats["xlen"].startswith("calls=1,")
 
 
+def test_a_batch_of_one_command_counts_each_however_spelt(tmp_path: Path) -> None:
+    """A batch that is one run of XADDs (counted without a look at each head, Batch.count)
+    and one whose XADDs are spelt in two ways count the same, under `xadd`."""
+    store = Store(tmp_path / "data", "everysec")
+    engine = Engine()
+    store.recover(engine, engine.apply_record)
+    p = Primary(engine, store, Backlog(1 << 20), {"replid": "r" * 40}, "p")
+    STATS.reset()
+    alike = [[b"XADD", b"s", b"*", b"f", b"%d" % i] for i in range(4)]
+    assert len(p.write_batch_now(alike)) == 4
+    spelt = [[b"xadd" if i % 2 else b"XADD", b"s", b"*", b"f", b"%d" % i] for i in range(3)]
+    assert len(p.write_batch_now(spelt)) == 3
+    stats = dict(re.findall(r"cmdstat_([^:]+):(.*)\r\n", _stats(p, b"commandstats")))
+    assert list(stats) == ["xadd"] and stats["xadd"].startswith("calls=7,")
+
+
 def test_prometheus_reads_the_same_counts(tmp_path: Path) -> None:
     """xstream_commands_total and xstream_errors_total are INFO's counts, not a second tally."""
     from prometheus_client import generate_latest  # noqa: PLC0415

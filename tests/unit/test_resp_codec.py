@@ -25,6 +25,7 @@ from xstream.server.resp.codec import (
     RespParser,
     decode_reply,
     encode,
+    encode_bulks,
     encode_error,
     split_args,
 )
@@ -127,6 +128,14 @@ def test_encode_lengths_past_the_prebuilt_headers() -> None:
     pairs = ReplyMap([(b"k", 1)] * 600)
     assert encode(pairs).startswith(b"*1200\r\n$1\r\nk\r\n:1\r\n")
     assert encode(pairs, 3).startswith(b"%600\r\n")
+
+
+def test_encode_bulks_is_each_encoded_back_to_back() -> None:
+    ids = [b"1764183600000-0", b"", b"y" * 1023, b"y" * 1024, b"y" * 5000]
+    assert encode_bulks(list(ids)) == b"".join(encode(i) for i in ids)
+    assert encode_bulks([]) == b""
+    for other in (1, None, [b"a"], StreamError("ERR x")):  # a batch with another reply
+        assert encode_bulks([b"1-1", other]) is None
 
 
 def test_encode_xrange_shape() -> None:

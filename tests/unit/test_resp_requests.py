@@ -95,3 +95,25 @@ def test_without_hiredis_the_pure_parser(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(requests, "hiredis", None)
     parser = requests.new_parser(LIMIT)
     assert type(parser) is RespParser and parser.max_bulk_len == LIMIT
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_next_alike_appends_a_run_of_one_command_then_gives_the_next(fast: bool) -> None:
+    parser = requests.new_parser(LIMIT) if fast else RespParser(LIMIT)
+    xadd = [b"XADD", b"s", b"*", b"f", b"v"]
+    others = [[b"xadd", b"s", b"*", b"f", b"v"], [b"XADD", b"s", b"*", b"f", b"v", b"g"]]
+    parser.feed(b"".join(map(encode, [xadd, others[0], xadd, others[1]])))
+    batch = [xadd]
+    assert parser.next_alike(b"XADD", 5, batch, 100) == others[0]  # another spelling
+    assert batch == [xadd, xadd]
+    assert parser.next_alike(b"XADD", 5, batch, 100) == others[1]  # another argc
+    assert batch == [xadd, xadd, xadd]
+    assert parser.next_alike(b"XADD", 5, batch, 100) is None  # the input ran dry
+    parser.feed(encode(xadd) * 3)
+    assert parser.next_alike(b"XADD", 5, batch, 5) is None  # the limit
+    assert len(batch) == 5 and parser.next_command() == xadd
+    parser.feed(encode(xadd) + b"*1\r\n$x\r\n")
+    assert parser.next_alike(b"XADD", 5, batch, 100) is None  # a protocol error ...
+    assert len(batch) == 6
+    with pytest.raises(ProtocolError):  # ... raised by the next call
+        parser.next_command()

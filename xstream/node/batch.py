@@ -30,13 +30,14 @@ Argv = list[bytes]
 
 
 class Batch:
-    __slots__ = ("_db", "_t0", "replies", "result")
+    __slots__ = ("_alike", "_db", "_t0", "replies", "result")
 
     def __init__(self) -> None:
         self.replies: list[Reply | StreamError] = []  # in command order
         self.result = Result(None)  # all effects, signaled and touched keys together
         self._db = 0  # the database the batch's effects so far end in
         self._t0 = time.perf_counter()  # when the batch began (commandstats' usec)
+        self._alike: bytes | None = None  # every command's head, when run_writes found one run
 
     def run(self, engine: Engine, argv: Argv, now_ms: int, db: int = 0) -> None:
         try:
@@ -74,8 +75,17 @@ class Batch:
             j = i + 1
             key = _plain_xadd_key(argvs[i])
             if key is not None:
-                while j < n and _plain_xadd_key(argvs[j]) == key:
+                head, alike = argvs[i][0], True
+                while j < n:
+                    a = argvs[j]  # _plain_xadd_key(a) == key, inlined for a head spelt alike
+                    same = a[0] == head and len(a) >= 5 and a[1] == key and a[2] == b"*"
+                    if not same:
+                        if _plain_xadd_key(a) != key:
+                            break
+                        alike = False
                     j += 1
+                if i == 0 and j == n and alike:
+                    self._alike = head  # one run, one spelling: `count` needs no _fullnames
             if j - i == 1 or key is None or not self._xadd_run(engine, key, argvs[i:j], now_ms, db):
                 for argv in argvs[i:j]:
                     self.run(engine, argv, now_ms, db)
@@ -94,8 +104,11 @@ class Batch:
 
     def count(self, argvs: list[Argv]) -> None:
         """Count the commands run in INFO commandstats (as Node.execute counts one), the
-        batch's time so far shared among them."""
-        STATS.calls_in_batch(_fullnames(argvs), len(argvs), _usec(self._t0))
+        batch's time so far shared among them. `argvs` are those run (by run_writes, or by
+        run one by one)."""
+        n, head = len(argvs), self._alike
+        names = {head.lower().decode("utf-8", "replace"): n} if head else _fullnames(argvs)
+        STATS.calls_in_batch(names, n, _usec(self._t0))
 
     def add(self, reply: Reply) -> None:
         self.replies.append(reply)

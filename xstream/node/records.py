@@ -18,23 +18,22 @@ Integers are little-endian. The crc32 covers the payload; a payload is never emp
 with no effects has no record), so a zero-filled region is not a run of valid records. A short
 header or payload is an incomplete record; a checksum mismatch or an impossible length is a
 corrupt one. Neither is ever applied; which of them recovery may cut is store.py's rule.
-WARNING: the engine's argvs.py decodes payloads (compiled with the engine); `encode` and it
-change together.
+The engine's argvs.py encodes and decodes payloads (compiled with the engine).
 """
 
 from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 from xstream.engine.argvs import decode as decode_argvs
+from xstream.engine.argvs import encode as encode_argvs
 from xstream.engine.errors import CoreError
 
 Argv = list[bytes]
 
 HEADER = struct.Struct("<II")
-_HEADS: dict[int, struct.Struct] = {}  # argc -> its argc-and-lengths Struct (_head_struct)
 MAX_RECORD = 1 << 31  # a length above this is corruption, not a record
 
 
@@ -51,33 +50,11 @@ class CorruptRecordError(CoreError):
         self.stop = stop
 
 
-def encode(effects: Sequence[Sequence[bytes]]) -> bytes:
+def encode(effects: list[Argv]) -> bytes:
     """One record: the header (length, crc32) and the payload of `effects` (engine/argvs.py
-    draws the payload's form)."""
-    # Most writes have one effect; this branch spares them the loop's list and second join:
-    # 10,500 instructions a call against 12,000 through the loop (callgrind, an XADD effect
-    # of 7 elements, the caller's loop included).
-    if len(effects) == 1:
-        argv = effects[0]
-        n = len(argv)
-        payload = (_HEADS.get(n) or _head_struct(n)).pack(n, *map(len, argv)) + b"".join(argv)
-        return HEADER.pack(len(payload), zlib.crc32(payload)) + payload
-    parts: list[bytes] = []
-    for argv in effects:
-        n = len(argv)
-        parts.append((_HEADS.get(n) or _head_struct(n)).pack(n, *map(len, argv)))
-        parts.append(b"".join(argv))
-    payload = b"".join(parts)
+    draws the payload's form and encodes it, compiled with the engine)."""
+    payload = encode_argvs(effects)
     return HEADER.pack(len(payload), zlib.crc32(payload)) + payload
-
-
-def _head_struct(argc: int) -> struct.Struct:
-    """An argv's head: its argc, then its `argc` element lengths (cached in _HEADS: argvs
-    repeat their shape)."""
-    s = struct.Struct(f"<{argc + 1}I")
-    if len(_HEADS) < 1024:
-        _HEADS[argc] = s
-    return s
 
 
 def decode_payload(payload: bytes | memoryview) -> list[Argv]:

@@ -2,6 +2,7 @@
 
     encode(reply, proto)   Reply -> RESP2 or RESP3 bytes (chunks gathered, joined once)
     encode_bulk(data)      bytes -> a bulk string (the fast path of encode)
+    encode_bulks(replies)  bulk strings -> their bulk strings back to back (a batch's IDs)
     encode_error(err)      StreamError -> `-PREFIX message\r\n`
     RespParser             client requests -> argv lists, read as Redis's networking.c reads
                            them (multibulk, or inline split like sdssplitargs; see split_args
@@ -54,6 +55,7 @@ _SHARED_HDRS: Final = 1024  # headers prebuilt for lengths below this (Redis kee
 # `$n` and `*n` headers without their CRLF (encode joins the parts with CRLFs)
 _BULK_HDR: Final = [b"$%d" % n for n in range(_SHARED_HDRS)]
 _ARRAY_HDR: Final = [b"*%d" % n for n in range(_SHARED_HDRS)]
+_BULK_LINE: Final = [b"$%d\r\n" % n for n in range(_SHARED_HDRS)]  # with its CRLF
 # A bulk string's `$n` header between the CRLF that ends the item before it and its own, for
 # parts joined with no separator (requests.py)
 _RUN_BULK_HDR: Final = [b"\r\n$%d\r\n" % n for n in range(_SHARED_HDRS)]
@@ -102,6 +104,21 @@ def encode_bulk(data: bytes) -> bytes:
     """A bulk string (the same in RESP2 and RESP3): `encode(data)` without the dispatch."""
     n = len(data)
     return b"%b\r\n%b\r\n" % (_BULK_HDR[n] if n < _SHARED_HDRS else b"$%d" % n, data)
+
+
+def encode_bulks(replies: list[object]) -> bytes | None:
+    """`encode_bulk` of each of `replies` joined, when every one is bytes (a pipeline's run of
+    XADDs answers its IDs), else None: one buffer for the transport instead of a part per
+    reply (the parts of `$n\r\n`, the data and its CRLF: one copy each, by one join)."""
+    out: list[bytes] = []
+    for reply in replies:
+        if type(reply) is not bytes:
+            return None
+        n = len(reply)
+        out.append(_BULK_LINE[n] if n < _SHARED_HDRS else b"$%d\r\n" % n)
+        out.append(reply)
+        out.append(_CRLF)
+    return b"".join(out)
 
 
 def encode_error(err: StreamError) -> bytes:
@@ -241,6 +258,26 @@ class RespParser(_Buffer):
         except ProtocolError as e:
             self._failed = e
             raise
+
+    def next_alike(
+        self, head: bytes, argc: int, into: list[list[bytes]], limit: int
+    ) -> list[bytes] | None:
+        """Append to `into`, while it holds fewer than `limit`, each next command spelt with
+        `head` and of `argc` words (a pipeline's run of one command); then the next command,
+        if it is another (not appended), else None: the input ran dry, `limit` was reached,
+        or a ProtocolError was raised (raised again by the next call). A loop of
+        `next_command` run compiled: ~1,500 instructions fewer per command than as Python."""
+        try:
+            while len(into) < limit:
+                argv = self.next_command()
+                if argv is None:
+                    return None
+                if len(argv) != argc or argv[0] != head:
+                    return argv
+                into.append(argv)
+        except ProtocolError:
+            pass
+        return None
 
     def _next_command(self) -> list[bytes] | None:
         while True:

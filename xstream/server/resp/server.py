@@ -31,7 +31,9 @@ back-pressure and disconnects are the task's as below.
 Pipelined writes: a plain write followed by more already parsed (a pipeline's run of XADDs)
 goes to the node as one batch (Node.write_batch: one record, one log append, one settle),
 each command answered in its place as if sent alone; the first command that is not such a
-write ends the batch and runs next, on its own.
+write ends the batch and runs next, on its own. A run of the same command is gathered by the
+parser (RespParser.next_alike, compiled), and a batch answered with bulk strings only (its
+XADDs' IDs) is written as one buffer (codec.encode_bulks): the same bytes, one part.
 
 Limits, as Redis's:
 * proto-max-bulk-len (node.limits) and the inline/length-line limits: the parser raises a
@@ -68,7 +70,7 @@ from xstream.node.stats import STATS
 
 from . import commandinfo, longreply, multi
 from .aclcommands import allowed, gate, user_of
-from .codec import ProtocolError, encode, encode_bulk, encode_error
+from .codec import ProtocolError, encode, encode_bulk, encode_bulks, encode_error
 from .commandinfo import EDGE_COMMANDS
 from .conncommands import Conn, Verbatim, encode_edge
 from .requests import new_parser
@@ -365,18 +367,19 @@ class RespConnection(asyncio.Protocol):
             and user.allkeys
             and aclcats.fullname(argv) in user.allowed
         )
-        head, argc = argv[0], len(argv)
+        head, argc, parser = argv[0], len(argv), self.parser
         batch = [argv]
         while len(batch) < MAX_BATCH:
-            try:
-                more = self.parser.next_command()
+            try:  # (the same command: appended by the parser, compiled, up to the next other)
+                more = (
+                    parser.next_alike(head, argc, batch, MAX_BATCH)
+                    if same
+                    else parser.next_command()
+                )
             except ProtocolError:
                 break  # raised again at the next turn, after the batch's replies
             if more is None:
                 break
-            if same and more[0] == head and len(more) == argc:
-                batch.append(more)
-                continue
             if (
                 more[0].upper() in EDGE_COMMANDS
                 or not node.batchable(more)
@@ -399,6 +402,9 @@ class RespConnection(asyncio.Protocol):
         return self._encode_batch(replies, session)
 
     def _encode_batch(self, replies: list[Reply | StreamError], session: Session) -> list[bytes]:
+        joined = encode_bulks(cast("list[object]", replies))  # a run of XADDs: its IDs
+        if joined is not None:
+            return [joined]
         proto = session.proto
         out = []
         for reply in replies:
