@@ -420,8 +420,7 @@ class Replica(Node):
         touched: Signaled = []
         try:
             for begin, stop in records.scan(buf):
-                effects = records.decode_payload(records.payload(buf, begin, stop))
-                result = self.apply_record(effects)
+                result = self.apply_payload(buf[begin + records.HEADER.size : stop])
                 signaled += result.signaled
                 touched += result.touched
                 pos = stop
