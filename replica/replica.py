@@ -418,13 +418,17 @@ class Replica(Node):
         pos = 0
         signaled: Signaled = []
         touched: Signaled = []
+        payloads: list[bytes] = []
+        _, corrupt = records.split(buf, payloads)
         try:
-            for begin, stop in records.scan(buf):
-                result = self.apply_payload(buf[begin + records.HEADER.size : stop])
+            for payload in payloads:
+                result = self.apply_payload(payload)
                 signaled += result.signaled
                 touched += result.touched
-                pos = stop
+                pos += records.HEADER.size + len(payload)
                 STATS.changed()
+            if corrupt is not None:
+                raise corrupt
         except (records.CorruptRecordError, StreamError) as e:
             raise Diverged(f"record at {self._offset + pos} does not apply: {e}") from e
         finally:
