@@ -64,6 +64,7 @@ def lengths(buf: bytes) -> list[int] | None:
     if data > end:
         return None
     out: list[int] = list(struct.unpack_from(f"<{argc}I", buf, 4))
-    if data + sum(out) != end:
-        return None
-    return out
+    total = data
+    for n in out:  # compiled, a native loop: a third of sum()'s iterator protocol
+        total += n
+    return out if total == end else None
