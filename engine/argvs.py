@@ -12,14 +12,19 @@ each element costs a fraction of the struct-based loop run as Python; the primar
 every record it logs, and compiled, joining prebuilt 4-byte lengths, a record of one XADD
 effect (9 elements) costs ~7,500 instructions to frame (records.encode) against ~10,500
 with `Struct.pack(n, *map(len, argv))` run as Python (callgrind).
-WARNING: `encode` and `decode` change together.
+`split` reads records.py's frames (length u32, crc32 u32, payload) for a replica's
+on_records, compiled for the same reason (records.scan, a generator over a memoryview, costs
+a replica ~9k instructions per record besides the checksum).
+WARNING: `encode` and `decode` change together, and records.py's framing with `split`.
 """
 
 from __future__ import annotations
 
+import zlib
 from typing import Final
 
 Argv = list[bytes]
+MAX_RECORD = 1 << 31  # records.MAX_RECORD: a longer record is corruption
 _U32_CACHED: Final = 1024  # lengths below this take a prebuilt u32 (elements are mostly short)
 _U32: Final = [n.to_bytes(4, "little") for n in range(_U32_CACHED)]
 
@@ -64,3 +69,23 @@ def decode(buf: bytes) -> list[Argv] | None:
 
 def _u32(buf: bytes, pos: int) -> int:
     return buf[pos] | buf[pos + 1] << 8 | buf[pos + 2] << 16 | buf[pos + 3] << 24
+
+
+def split(buf: bytes, out: list[bytes]) -> tuple[int, int]:
+    """Append to `out` the payload of each whole record of `buf` (records.py's frame) whose
+    checksum matches, in order, up to the first incomplete or corrupt one: (the position
+    after the last appended, the position of a corrupt record or -1 if none)."""
+    pos, end = 0, len(buf)
+    while end - pos >= 8:
+        length = _u32(buf, pos)
+        if length > MAX_RECORD or length == 0:
+            return pos, pos
+        stop = pos + 8 + length
+        if stop > end:
+            break
+        payload = buf[pos + 8 : stop]
+        if zlib.crc32(payload) != _u32(buf, pos + 4):
+            return pos, pos
+        out.append(payload)
+        pos = stop
+    return pos, -1

@@ -5,6 +5,8 @@
     Engine.apply_record(effects)      -> replays one record's effects, from db 0 (a run of
                                          XADDs to one stream, or an XAPPEND, as one append:
                                          replay.py)
+    Engine.apply_payload(payload)     -> apply_record of a record's payload that is one
+                                         XAPPEND, read in place (packed.py); None for others
     Engine.adopt(other)               -> takes another engine's data set (a snapshot loaded there)
     Engine.xadd_many(key, entries, now_ms, db) -> many `XADD key *` at once (api.py)
     Engine.xadd_flat(key, elements, counts, now_ms, db) -> the same from a batch's wire form
@@ -258,6 +260,17 @@ class Engine:
             touched += r.touched
             i += 1
         return Result(None, [], signaled, None, touched)
+
+    def apply_payload(self, payload: bytes) -> Result | None:
+        """apply_record of a record's payload (argvs.py's form) when it is one XAPPEND as
+        the primary writes it, appended from the payload's bytes (replay.apply_packed);
+        None, with nothing changed, for any other: the caller decodes it for apply_record."""
+        self.apply_db = 0
+        self._start(0, Mode.KEEP)  # as apply_record
+        key = replay.apply_packed(self.dbs[0], self.config, payload)
+        if key is None:
+            return None
+        return Result(None, [], [(0, key)], None, [(0, key)])
 
     def adopt(self, other: Engine) -> None:
         """Take `other`'s data set (a state rebuilt elsewhere: a snapshot, a log replay): its

@@ -44,6 +44,7 @@ from .listpack import (
     encode_int,
     encode_str,
 )
+from .packed import PackedRun
 
 FLAG_NONE: Final = 0
 FLAG_DELETED: Final = 1
@@ -313,6 +314,140 @@ def append_entries(
         lp_.append_ended(lp, b"".join(parts), count)
         lp_.replace(lp, 6, encode_int(live))
     return k
+
+
+def append_packed(
+    lp: bytearray,
+    master_id: StreamID,
+    mfields: tuple[bytes, ...],
+    run: PackedRun,
+    max_bytes: int,
+    max_entries: int,
+    first_ms: int,
+    first_seq: int,
+) -> int:
+    """append_entries of an XAPPEND read in place (packed.py): entries run.k, run.k + 1, ...
+    with the IDs first_ms-(first_seq + k), while the node has room, in one listpack write;
+    the run's cursor moved past them. Returns the new run.k.
+
+    WARNING: append_entries's loop with the elements read from the payload (fields compared
+    where they lie, each value by put_slice): a change to one is a change to both
+    (tests/property/test_packed_apply.py holds them to the same bytes). Fewer pieces to join:
+    a same-fields entry's lp-count goes with the next one's flags and ms-diff (`joint`)."""
+    live, deleted, _ = counts(lp)
+    nf = len(mfields)
+    same_lpc = encode_int(nf + 3)
+    mseq = master_id.seq
+    size = len(lp)
+    parts: list[bytes] = []  # the pieces of every entry appended, in order
+    count = 0  # listpack elements added
+    buf, lengths, ecounts = run.buf, run.lengths, run.counts
+    e, data, k = run.e, run.data, run.k
+    n = len(ecounts)
+    msd = encode_delta(first_ms, master_id.ms)  # every ID's ms-diff
+    head = _ENC_SAME + msd  # a same-fields entry's flags and ms-diff
+    joint = same_lpc + head  # a same-fields entry's lp-count and the next one's head
+    fixed = len(head) + len(same_lpc)
+    pending = False  # parts end with a same-fields entry whose lp-count is not in them yet
+    i = k
+    while k < n:
+        if max_entries and live + deleted >= max_entries:
+            break
+        c = ecounts[k]
+        end = e + c  # the next entry's first element
+        sqd = encode_delta(first_seq + k, mseq)
+        mark = len(parts)  # parts are cut back here if the entry does not go in
+        same = c == 2 * nf
+        elelen = 0  # the entry's element bytes: its span of the payload
+        if same:  # flags, ms-diff, seq-diff, the values, lp-count; each length read once
+            parts.append(joint if pending else head)
+            parts.append(sqd)
+            grown = fixed + len(sqd)
+            d = data
+            for q in range(nf):
+                p = e + 2 * q
+                fw = lengths[p]
+                vw = lengths[p + 1]
+                f = mfields[q]
+                if fw != len(f) or buf[d : d + fw] != f:
+                    same = False
+                    break
+                grown += put_slice(parts, buf, d + fw, vw)
+                d += fw + vw
+            elelen = d - data
+            if not same:
+                del parts[mark:]
+        if same:
+            if size + elelen >= max_bytes:
+                del parts[mark:]
+                break
+            pending = True
+            count += nf + 4
+        else:  # flags, ms-diff, seq-diff, num-fields, the fields and values, lp-count
+            elelen = 0
+            for p in range(e, end):
+                elelen += lengths[p]
+            if size + elelen >= max_bytes:
+                break
+            if pending:
+                parts.append(same_lpc)
+                pending = False
+            d = data
+            pairs = c >> 1
+            num = encode_int(pairs)
+            lpc = encode_int(2 * pairs + 4)
+            parts.append(_ENC_NONE)
+            parts.append(msd)
+            parts.append(sqd)
+            parts.append(num)
+            grown = len(_ENC_NONE) + len(msd) + len(sqd) + len(num) + len(lpc)
+            for p in range(e, end):
+                w = lengths[p]
+                grown += put_slice(parts, buf, d, w)
+                d += w
+            parts.append(lpc)
+            count += 2 * pairs + 5
+        e = end
+        data += elelen
+        live += 1
+        size += grown
+        if not live & 127:  # the live counter's element may widen (steps are multiples of 128)
+            size += lp_.int_size(live) - lp_.int_size(live - 1)
+        k += 1
+    if k > i:
+        parts.append(same_lpc + lp_.END if pending else lp_.END)
+        lp_.append_ended(lp, b"".join(parts), count)
+        lp_.replace(lp, 6, encode_int(live))
+    run.e, run.data, run.k = e, data, k
+    return k
+
+
+def put_slice(parts: list[bytes], buf: bytes, pos: int, n: int) -> int:
+    """put_element(parts, buf[pos : pos + n]) reading the digits in place: a number makes no
+    slice, a string one. WARNING: put_element's cases, a change to one is a change to both."""
+    if n < 64:
+        c = buf[pos] if n else 58
+        if c > 57 or (c == 48 and n > 1):  # a string (also the empty one)
+            parts.append(STR6_HEAD[n])
+            parts.append(buf[pos : pos + n])
+            parts.append(STR6_BACK[n])
+            return n + 2
+        if c >= 48 and n < 19:  # a digit first: a number if every byte is one
+            iv = 0
+            for p in range(pos, pos + n):
+                d = buf[p] - 48
+                if d < 0 or d > 9:  # no sign past the first byte: a string
+                    parts.append(STR6_HEAD[n])
+                    parts.append(buf[pos : pos + n])
+                    parts.append(STR6_BACK[n])
+                    return n + 2
+                iv = (iv << 3) + (iv << 1) + d
+            enc = lp_.encode_uint(iv)
+            parts.append(enc)
+            return len(enc)
+    enc = encode_str(buf[pos : pos + n])
+    parts.append(enc)
+    return len(enc)
 
 
 def put_element(parts: list[bytes], v: bytes) -> int:

@@ -41,6 +41,7 @@ from .encoded import EncodedWalk
 from .flatrax import FlatRax
 from .groups import ConsumerGroup
 from .ids import MAX_ID, MIN_ID, StreamID
+from .packed import PackedRun
 from .reply import EncodedRun, EntryForm
 
 LISTPACK_MAX_SIZE = 1 << 30  # STREAM_LISTPACK_MAX_SIZE: hard cap on one node
@@ -227,6 +228,37 @@ class Stream:
             self.last_id = ids[n - 1] if ids else StreamID(ms, seq + n - 1)
             if not start_length:
                 self.first_id = ids[0] if ids else first
+
+    def append_packed(
+        self, run: PackedRun, first: StreamID, max_bytes: int = 4096, max_entries: int = 100
+    ) -> None:
+        """append_entries of an XAPPEND read in place (packed.py): entry k of `run` with the
+        ID first + k (the caller checked that the seq does not carry, that first > last_id
+        and each entry's arity and size), the same bytes, one listpack write per node."""
+        limit = max_bytes if 0 < max_bytes <= LISTPACK_MAX_SIZE else LISTPACK_MAX_SIZE
+        n = len(run.counts)
+        ms, seq = first.ms, first.seq
+        start_length = self.length
+        while run.k < n:
+            tail = self._tail
+            if tail is None and self.rax:
+                tail = self._load_tail()
+            if tail is not None:
+                i = run.k
+                j = node.append_packed(
+                    tail[1], tail[2], tail[3], run, limit, max_entries, ms, seq
+                )  # fmt: skip
+                self.length += j - i
+                self.entries_added += j - i
+                if j == n:
+                    break
+            # the tail is full (or there is none): the general path opens the next node
+            eid = StreamID(ms, seq + run.k)
+            self.append(eid, run.take(), max_bytes, max_entries)
+        if n:
+            self.last_id = StreamID(ms, seq + n - 1)
+            if not start_length:
+                self.first_id = first
 
     def _load_tail(self) -> tuple[bytes, bytearray, StreamID, tuple[bytes, ...]] | None:
         last = self.rax.last()

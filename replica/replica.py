@@ -418,14 +418,17 @@ class Replica(Node):
         pos = 0
         signaled: Signaled = []
         touched: Signaled = []
+        payloads: list[bytes] = []
+        _, corrupt = records.split(buf, payloads)
         try:
-            for begin, stop in records.scan(buf):
-                effects = records.decode_payload(records.payload(buf, begin, stop))
-                result = self.apply_record(effects)
+            for payload in payloads:
+                result = self.apply_payload(payload)
                 signaled += result.signaled
                 touched += result.touched
-                pos = stop
+                pos += records.HEADER.size + len(payload)
                 STATS.changed()
+            if corrupt is not None:
+                raise corrupt
         except (records.CorruptRecordError, StreamError) as e:
             raise Diverged(f"record at {self._offset + pos} does not apply: {e}") from e
         finally:

@@ -61,3 +61,29 @@ def test_a_payload_cut_or_grown_inside_an_argv_is_corrupt(seed: int) -> None:
         assert argvs.decode(bad) is None
         with pytest.raises(CorruptRecordError):
             records.decode_payload(bad)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_split_gives_the_payloads_scan_finds_and_its_error(seed: int) -> None:
+    """records.split (argvs.split, compiled) against records.scan: the same whole records, as
+    their payloads, up to an incomplete one or the first corrupt one, and scan's error."""
+    rng = random.Random(seed)
+    recs = [records.encode(random_argvs(rng)) for _ in range(rng.randint(1, 5))]
+    buf = b"".join(recs)
+    damaged = bytearray(buf)
+    at = rng.randrange(len(buf))
+    damaged[at] ^= 0x40
+    zero_length = buf + b"\x00" * 12
+    for case in (buf, buf[: rng.randrange(len(buf))], bytes(damaged), zero_length):
+        want: list[bytes] = []
+        want_error = ""
+        try:
+            for start, stop in records.scan(case):
+                want.append(bytes(records.payload(case, start, stop)))
+        except CorruptRecordError as e:
+            want_error = str(e)
+        got: list[bytes] = []
+        end, error = records.split(case, got)
+        assert got == want
+        assert end == sum(records.HEADER.size + len(p) for p in want)
+        assert (str(error) if error else "") == want_error

@@ -45,7 +45,7 @@ from xstream.engine import NULL_ARRAY, Engine, Result, StreamError
 from xstream.engine.commands import lookup
 from xstream.engine.context import BlockSpec
 from xstream.engine.reply import EntryForm, Reply, Status
-from xstream.node import infotext, servercmds, slices, users
+from xstream.node import infotext, records, servercmds, slices, users
 from xstream.node.acl import Acl
 from xstream.node.backlog import Backlog
 from xstream.node.batch import Batch
@@ -265,6 +265,16 @@ class Node(ABC):
             users.install(self.acl, users.applied(self.acl.users, effects))
             return Result(None)
         return self.engine.apply_record(effects)
+
+    def apply_payload(self, payload: bytes) -> Result:
+        """apply_record of a record's payload (checksummed): one XAPPEND alone, the usual
+        replicated write, is appended from the payload's bytes (Engine.apply_payload), any
+        other decoded first. Raises CorruptRecordError (a payload that does not decode) or
+        the StreamError of an effect that does not apply."""
+        result = self.engine.apply_payload(payload)
+        if result is None:
+            result = self.apply_record(records.decode_payload(payload))
+        return result
 
     def change_users(self, effects: list[Argv]) -> int:
         """Log and ship a users record (ACL SETUSER, DELUSER, LOAD), then apply it; the

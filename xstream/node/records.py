@@ -29,6 +29,7 @@ from collections.abc import Iterator
 
 from xstream.engine.argvs import decode as decode_argvs
 from xstream.engine.argvs import encode as encode_argvs
+from xstream.engine.argvs import split as split_argvs
 from xstream.engine.errors import CoreError
 
 Argv = list[bytes]
@@ -85,6 +86,22 @@ def scan(buf: bytes | bytearray | memoryview, pos: int = 0) -> Iterator[tuple[in
             raise CorruptRecordError(f"record at {pos}: checksum mismatch", pos, stop)
         yield pos, stop
         pos = stop
+
+
+def split(buf: bytes, out: list[bytes]) -> tuple[int, CorruptRecordError | None]:
+    """`scan`'s records as their payloads (one copy each, appended to `out`), by the
+    engine's compiled reader (argvs.split): the position after the last whole, valid record,
+    and the error `scan` raises at the first corrupt one (None if none), returned rather than
+    raised so that the caller applies those before it first, as it does with `scan`'s."""
+    end, bad = split_argvs(buf, out)
+    if bad < 0:
+        return end, None
+    try:
+        for _ in scan(buf, bad):
+            break
+    except CorruptRecordError as e:
+        return end, e
+    raise AssertionError(f"argvs.split and scan disagree at {bad}")  # pragma: no cover
 
 
 def payload(buf: bytes | bytearray | memoryview, start: int, stop: int) -> memoryview:
