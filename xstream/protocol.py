@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol, TypeGuard, cast
 
+from xstream.engine.encoded import varint
 from xstream.engine.reply import (
     NULL_ARRAY,
     EncodedRun,
@@ -80,15 +81,6 @@ def acks_name(acks: int) -> str:
 def field_number(message: type, name: str) -> int:
     """The number of a message's field, from the generated descriptor."""
     return int(message.DESCRIPTOR.fields_by_name[name].number)  # type: ignore[attr-defined]
-
-
-def varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 def framed(number: int, pieces: list[bytes]) -> list[bytes]:
