@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from xstream.engine import Engine
+from xstream.engine import Engine, Result
 from xstream.node.acl import Acl
 from xstream.node.backlog import Backlog
 from xstream.node.base import Node
@@ -51,6 +51,9 @@ class Transport:
 
     def writelines(self, data: Iterable[bytes]) -> None:
         self.written += b"".join(data)
+
+    def is_closing(self) -> bool:
+        return self.closed
 
     def close(self) -> None:
         self.closed = True
@@ -167,9 +170,11 @@ def test_a_pipeline_s_writes_are_answered_at_once_and_the_rest_by_the_task(
         await settle()
         xadds = cmd("XADD", "s", "1-1", "f", "v") + cmd("XADD", "s", "1-2", "f", "v")
         conn.data_received(xadds + cmd("PING") + cmd("XADD", "s", "1-3", "f", "v"))
-        assert transport.written == b"$3\r\n1-1\r\n$3\r\n1-2\r\n"  # one batch, one record
-        assert primary.offset == primary.store.written
+        assert transport.written == b""  # held for the turn's end (turn.py)
+        await asyncio.sleep(0)
+        assert transport.written.startswith(b"$3\r\n1-1\r\n$3\r\n1-2\r\n")  # one record
         records = primary.offset
+        assert records == primary.store.written > 0
         await settle()
         assert transport.written.endswith(b"$3\r\n1-2\r\n+PONG\r\n$3\r\n1-3\r\n")
         assert primary.offset > records
@@ -179,6 +184,97 @@ def test_a_pipeline_s_writes_are_answered_at_once_and_the_rest_by_the_task(
         await settle()
         assert transport.written.endswith(b"$3\r\n1-4\r\n+PONG\r\n")
         assert primary.engine.execute([b"XLEN", b"s"]).reply == 4
+
+    run(tmp_path, test)
+
+
+def counted_records(primary: Primary) -> list[int]:
+    """The number of effects of each record the primary commits from now on."""
+    seen: list[int] = []
+    commit = primary.commit
+
+    def counting(result: Result) -> None:
+        if result.effects:
+            seen.append(len(result.effects))
+        commit(result)
+
+    primary.commit = counting  # type: ignore[method-assign]
+    return seen
+
+
+def xadds(key: str, *ids: str) -> bytes:
+    return b"".join(cmd("XADD", key, i, "f", "v") for i in ids)
+
+
+def test_batches_read_in_one_turn_are_one_record(tmp_path: Path) -> None:
+    async def test(primary: Primary, connect: Connect) -> None:
+        (a, ta), (b, tb), (c, tc) = connect(), connect(), connect()
+        await settle()
+        records = counted_records(primary)
+        a.data_received(xadds("s", "1-1", "1-2"))
+        b.data_received(xadds("t", "2-1", "2-2", "2-3") + cmd("XLEN", "t"))
+        c.data_received(xadds("s", "1-1", "1-3"))  # its first fails alone: s is at 1-2 by then
+        assert ta.written == tb.written == tc.written == b""
+        await asyncio.sleep(0)  # the turn's end
+        assert len(records) == 1  # one record: a's batch, b's, then c's, in that order
+        assert ta.written == b"$3\r\n1-1\r\n$3\r\n1-2\r\n"
+        assert tb.written == b"$3\r\n2-1\r\n$3\r\n2-2\r\n$3\r\n2-3\r\n"
+        assert tc.written.startswith(b"-ERR The ID specified in XADD is equal or smaller")
+        assert tc.written.endswith(b"\r\n$3\r\n1-3\r\n")
+        await settle()
+        assert tb.written.endswith(b":3\r\n")  # what followed its batch, by its task
+        assert primary.engine.execute([b"XRANGE", b"s", b"-", b"+"]).reply == [
+            [b"1-1", [b"f", b"v"]],
+            [b"1-2", [b"f", b"v"]],
+            [b"1-3", [b"f", b"v"]],
+        ]
+
+    run(tmp_path, test)
+
+
+def test_a_turn_s_batches_of_other_databases_are_other_records(tmp_path: Path) -> None:
+    async def test(primary: Primary, connect: Connect) -> None:
+        (a, ta), (b, tb) = connect(), connect()
+        await settle()
+        b.data_received(cmd("SELECT", "1"))
+        await settle()
+        records = counted_records(primary)
+        a.data_received(xadds("s", "1-1", "1-2"))
+        b.data_received(xadds("s", "2-1", "2-2"))
+        await asyncio.sleep(0)
+        assert len(records) == 2
+        assert ta.written == b"$3\r\n1-1\r\n$3\r\n1-2\r\n"
+        assert tb.written == b"+OK\r\n$3\r\n2-1\r\n$3\r\n2-2\r\n"
+        assert primary.engine.execute([b"XLEN", b"s"], db=1).reply == 2
+
+    run(tmp_path, test)
+
+
+def test_a_batch_of_a_connection_gone_before_the_turn_s_end_never_runs(tmp_path: Path) -> None:
+    async def test(primary: Primary, connect: Connect) -> None:
+        (a, ta), (b, tb) = connect(), connect()
+        await settle()
+        a.data_received(xadds("s", "1-1", "1-2"))
+        b.data_received(xadds("s", "2-1", "2-2"))
+        a.connection_lost(None)
+        await settle()
+        assert ta.written == b""
+        assert tb.written == b"$3\r\n2-1\r\n$3\r\n2-2\r\n"
+        assert primary.engine.execute([b"XLEN", b"s"]).reply == 2
+
+    run(tmp_path, test)
+
+
+def test_a_batch_held_across_a_change_of_users_goes_back_to_its_task(tmp_path: Path) -> None:
+    async def test(primary: Primary, connect: Connect) -> None:
+        conn, transport = connect()
+        await settle()
+        records = counted_records(primary)
+        conn.data_received(xadds("s", "1-1", "1-2"))
+        primary.acl.users = dict(primary.acl.users)  # what any ACL change does: a new dict
+        await settle()
+        assert transport.written == b"$3\r\n1-1\r\n$3\r\n1-2\r\n"
+        assert len(records) == 2  # checked and run command by command by the task
 
     run(tmp_path, test)
 

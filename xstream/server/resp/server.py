@@ -75,6 +75,7 @@ from .commandinfo import EDGE_COMMANDS
 from .conncommands import Conn, Verbatim, encode_edge
 from .requests import new_parser
 from .session import Clients, Session
+from .turn import Turn
 
 QUERY_BUFFER_LIMIT = 1 << 30  # client-query-buffer-limit: Redis's default, 1 GiB
 WRITE_HIGH = 4 << 20  # stop reading a client whose unsent replies pass this
@@ -108,6 +109,8 @@ class RespServer:
         self.connections: dict[int, RespConnection] = {}  # by session ID
         self._server: asyncio.Server | None = None  # listening, once started
         self.port = 0  # bound port, once started
+        # pipelined write batches read in one turn of the loop run as one (turn.py)
+        self.turn = Turn(lambda: served.node, lambda: served.acl.users, MAX_BATCH)
 
     async def start(self, host: str, port: int, tls: ssl.SSLContext | None = None) -> int:
         """Listen on host:port (0: any free port), over TLS with `tls`; the bound port."""
@@ -142,6 +145,7 @@ class RespConnection(asyncio.Protocol):
         self._drained: asyncio.Future[None] | None = None  # set while writing is paused
         self._held: list[list[bytes]] = []  # parsed ahead (past a batch), run first, in order
         self._lost = False  # the connection is gone
+        self._grouped = False  # a batch of it is held by the server's Turn (turn.py)
 
     # ------------------------------------------------------------ transport callbacks
 
@@ -178,17 +182,62 @@ class RespConnection(asyncio.Protocol):
                  limit=self.server.query_buffer_limit)  # fmt: skip
             self.transport.close()
             return
-        waiting = self._input  # the task waits for input: it answered all before this
+        if not self._grouped:  # (else it goes on once its batch is answered)
+            self._serve_input()
+
+    def _serve_input(self) -> None:
+        """With the task waiting for input (it answered all before), serve what was read at
+        once if it can be (`_served_at_once`), else wake the task."""
+        waiting = self._input
         if waiting is None or waiting.done():
             return
         try:
             if self._served_at_once():
                 return
         except Exception as e:  # a bug, as _run says it
-            slog("resp_connection_failed", level="error", error=repr(e))
-            self.abort()
+            self.group_failed(e)
             return
         waiting.set_result(None)
+
+    # ------------------------------------------------------------ the turn's batches (turn.py)
+
+    @property
+    def gone(self) -> bool:
+        transport, session = self.transport, self.session
+        return (
+            self._lost
+            or transport is None
+            or transport.is_closing()
+            or (session is not None and session.closing)
+        )
+
+    def group_answered(self, batch: list[list[bytes]], replies: list[Reply | StreamError]) -> None:
+        self._grouped = False
+        session, transport = self.session, self.transport
+        assert session is not None and transport is not None
+        try:
+            self._batch_started(batch, session)
+            transport.writelines(self._encode_batch(replies, session))
+        except Exception as e:  # a bug, as _run says it
+            self.group_failed(e)
+            return
+        if self._held:  # parsed past the batch: the task runs it first
+            _resolve(self._input)
+        else:
+            self._serve_input()
+
+    def group_returned(self, batch: list[list[bytes]]) -> None:
+        self._grouped = False
+        self._held[:0] = batch
+        _resolve(self._input)
+
+    def group_dropped(self) -> None:
+        self._grouped = False
+
+    def group_failed(self, error: Exception) -> None:
+        self._grouped = False
+        slog("resp_connection_failed", level="error", error=repr(error))
+        self.abort()
 
     def eof_received(self) -> bool | None:
         return False  # close our side too: Redis serves no half-closed connection
@@ -248,16 +297,15 @@ class RespConnection(asyncio.Protocol):
         alone = not parser.buffered
         node = self.server.served.node
         batch = None if alone or not node.takes_writes_now() else self._batch(argv, session)
-        if batch is not None:
-            self._batch_started(batch, session)
-            replies = node.write_batch_now(batch, session.db)
-            transport.writelines(self._encode_batch(replies, session))
-        else:
-            reply = self._execute_now(argv, session, node)
-            if reply is None:
-                self._held.insert(0, argv)
-                return False
-            transport.writelines((reply,))
+        if batch is not None:  # run at the turn's end, with the others read in this turn
+            self.server.turn.hold(self, batch, session.db, node)
+            self._grouped = True
+            return True
+        reply = self._execute_now(argv, session, node)
+        if reply is None:
+            self._held.insert(0, argv)
+            return False
+        transport.writelines((reply,))
         return alone or not (self._held or parser.buffered)
 
     def _execute_now(self, argv: list[bytes], session: Session, node: Node) -> bytes | None:
