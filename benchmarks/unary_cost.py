@@ -117,6 +117,9 @@ class Transport:
         elif not self.finished.done():
             self.finished.set_result(None)
 
+    def is_closing(self) -> bool:
+        return False
+
     def close(self) -> None:
         return
 

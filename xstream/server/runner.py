@@ -14,7 +14,7 @@ gives the C heap's free pages back every few seconds when there are many (node/h
 
 With `--resp-port`, the node also speaks Redis's protocol (resp/server.py) on the same event
 loop, over the same host: every command goes through the same `host.node.execute`; without
-it the RESP modules (and hiredis) are never imported.
+it the RESP modules are never imported.
 
 Every node serves Streams, Admin and Replication: the node's role can change in place
 (host.Host: promote, replicaof), and Replication answers UNAVAILABLE while it is a replica.

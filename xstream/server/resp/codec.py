@@ -22,8 +22,8 @@ Parsing uses no recursion (a stack of open aggregates), so nesting depth costs n
 This module and requests.py are compiled with mypyc (xstream/builds.py chooses the build; the pure
 source stays complete and tested): the encoder is written for it (exact `type() is` tests,
 native list appends), ~3.4x faster compiled (an XRANGE reply of 100 three-field entries: 26
-us, 89 us pure). Requests are framed by hiredis where it can (requests.py): 1.3 us per
-9-argument XADD against 8.4 us for RespParser compiled (12 us pure).
+us, 89 us pure). A whole request framed as clients frame them is taken by one compiled scan
+(RespParser._scanned), everything else by the state machine that reads as Redis does.
 """
 
 from __future__ import annotations
@@ -203,9 +203,12 @@ class _Buffer:
         self._buf = bytearray()  # input; empty at start
         self._pos = 0  # cursor into _buf; 0 at start
         self._failed: ProtocolError | None = None  # the final error, once raised; None if none
+        self._window = b""  # a copy of _buf from _window_at (RespParser's scan); b"": none
+        self._window_at = 0
 
     def feed(self, data: bytes) -> None:
         """Append bytes received from the peer."""
+        self._window = b""  # (the buffer changes)
         if self._pos == len(self._buf):
             self._buf.clear()
             self._pos = 0
@@ -232,6 +235,27 @@ def _string2ll(s: bytes) -> int | None:
     return n if n in _INT64 else None
 
 
+_WINDOW: Final = 256 << 10  # RespParser._scanned reads through a copy of at most this much
+
+
+def _scan_length(buf: bytes, i: int, end: int) -> tuple[int, int]:
+    """The length at buf[i:] (digits, no sign, no leading zero, at most 18) and the index
+    past its CRLF; -1 (and an index) if there is none such whole before `end`."""
+    start, n = i, 0
+    while i < end:
+        c = buf[i]
+        if c < 48 or c > 57:  # not a digit
+            break
+        n = n * 10 + (c - 48)
+        i += 1
+    k = i - start
+    if k == 0 or k > 18 or (k > 1 and buf[start] == 48) or i + 1 >= end:
+        return -1, i
+    if buf[i] != 13 or buf[i + 1] != 10:
+        return -1, i
+    return n, i + 2
+
+
 def _byte_text(b: int) -> str:
     return bytes([b]).decode("utf-8", "surrogateescape")
 
@@ -242,9 +266,10 @@ def _byte_text(b: int) -> str:
 class RespParser(_Buffer):
     """Client requests to argv lists; `next_command()` is None until one is complete."""
 
-    def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN) -> None:
+    def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN, scan: bool = True) -> None:
         super().__init__()
         self.max_bulk_len = max_bulk_len  # proto-max-bulk-len; 512 MiB by default
+        self.scan = scan  # try `_scanned` first (False: the state machine alone, for tests)
         self._multibulk = 0  # bulks still to read in the current multibulk; 0 between commands
         self._bulk = -1  # length of the bulk being read; -1 while its `$` line is unread
         self._argv: list[bytes] = []  # bulks read so far of the current multibulk
@@ -284,6 +309,9 @@ class RespParser(_Buffer):
             if self._multibulk == 0:
                 if self._pos == len(self._buf):
                     return None
+                argv = self._scanned() if self.scan else None
+                if argv is not None:
+                    return argv
                 if self._buf[self._pos] != ord("*"):
                     argv = self._inline()
                     if argv is None:
@@ -299,6 +327,43 @@ class RespParser(_Buffer):
                 return None
             argv, self._argv = self._argv, []
             return argv
+
+    def _scanned(self) -> list[bytes] | None:
+        """The request at the cursor if it is whole, well within the limits and framed as
+        clients frame requests (below), consumed; else None, nothing consumed, and the
+        state machine below reads it as Redis does (its errors, limits, partial input):
+
+            *<n>\r\n ($<len>\r\n<len bytes>..){n}     1 <= n, no sign, no leading zero
+
+        Whatever this takes the state machine would read alike (both skip the two bytes
+        after a bulk unchecked, as Redis does). It reads from a copy of the buffer
+        (`_window`, up to _WINDOW bytes, taken once per feed): one slice per argument."""
+        pos, at = self._pos, self._window_at
+        window = self._window
+        if pos < at or pos >= at + len(window):
+            window = bytes(self._buf[pos : pos + _WINDOW])
+            self._window, self._window_at = window, pos
+            at = pos
+        i, end = pos - at, len(window)
+        if window[i] != 42:  # `*`
+            return None
+        n, i = _scan_length(window, i + 1, end)
+        if n <= 0 or n > PROTO_MAX_MULTIBULK_LEN:
+            return None
+        limit = self.max_bulk_len
+        argv: list[bytes] = []
+        while n:
+            if i >= end or window[i] != 36:  # `$`
+                return None
+            m, i = _scan_length(window, i + 1, end)
+            stop = i + m
+            if m < 0 or m > limit or stop + 2 > end:
+                return None
+            argv.append(window[i:stop])
+            i = stop + 2  # the CRLF is skipped unchecked, as Redis does
+            n -= 1
+        self._pos = at + i
+        return argv
 
     def _length_line(self, too_big: str) -> bytes | None:
         """The line at the cursor, up to its `\\r`; Redis skips the next byte unchecked."""

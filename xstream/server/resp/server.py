@@ -31,7 +31,10 @@ back-pressure and disconnects are the task's as below.
 Pipelined writes: a plain write followed by more already parsed (a pipeline's run of XADDs)
 goes to the node as one batch (Node.write_batch: one record, one log append, one settle),
 each command answered in its place as if sent alone; the first command that is not such a
-write ends the batch and runs next, on its own. A run of the same command is gathered by the
+write ends the batch and runs next, on its own. A batch formed at once (above) is held to the
+end of the loop's turn and run with every other connection's read in the same turn: one
+record for all of them (turn.py); the connection reads on meanwhile but runs nothing more
+until its batch is answered. A run of the same command is gathered by the
 parser (RespParser.next_alike, compiled), and a batch answered with bulk strings only (its
 XADDs' IDs) is written as one buffer (codec.encode_bulks): the same bytes, one part.
 
