@@ -30,13 +30,16 @@ while records flow a sender asks for one (Records.ack_now) when the last ack is 
 half the window, so the primary learns of progress in time rather than at the replica's own
 periodic ack (every 100 ms).
 
-Settings: --repl-flow-lag-ms (default 50; 0 = off; CONFIG SET repl-flow-lag-ms) and
+Settings: --repl-flow-lag-ms (default 25; 0 = off; CONFIG SET repl-flow-lag-ms) and
 --repl-flow-timeout-ms (default 500; CONFIG SET repl-flow-timeout-ms). The window bounds the
 lag at admission; a replica then still has to apply what was admitted, which on a busy
 machine (a replica slower than its primary) takes about as long again, plus the ack's round
 trip: measured on 2 shared cores (benchmarks/service_bench.py --quick, load average 6-8),
 a 100 ms window gave an apply lag p99 of 160-225 ms, 50 ms gave 95-152 ms (Redis: 80-140)
-at the same throughput.
+at the same throughput. On an idle 2-core machine at ~550k entries/s (service_bench.py,
+16000x1, alternated runs), the lag polled from outside (issue 15's row) had a p99 of 138 and
+222 ms with 50, 111 and 105 with 25, at the same ingest rate (554-579k/s either way) and the
+same -c8 -P16 RESP rate (resp_bench.py: 0.56-0.63x of redis-server either way): hence 25.
 """
 
 from __future__ import annotations

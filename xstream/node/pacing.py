@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-LAG_MS = 50  # default --repl-flow-lag-ms
+LAG_MS = 25  # default --repl-flow-lag-ms (primary/flow.py says why 25)
 TIMEOUT_MS = 500  # default --repl-flow-timeout-ms
 
 
