@@ -1,6 +1,8 @@
 """One RESP connection of a primary, in-process, through a fake transport: a lone plain write
-is answered from `data_received` itself (the connection's task is not woken), and everything
-else still goes through the task, in order: pipelines, MULTI, refusals, fsync=always.
+is answered from `data_received` itself (the connection's task is not woken), a pipelined
+batch at the end of the loop's turn with every other connection's batch of that turn (one
+record; turn.py), and everything else still goes through the task, in order: pipelines,
+MULTI, refusals, fsync=always.
 
 The replies are the bytes the task's path gives (tests/integration/test_resp.py and
 tests/compat/ compare those with redis-server over real sockets).
@@ -274,6 +276,22 @@ def test_a_batch_held_across_a_change_of_users_goes_back_to_its_task(tmp_path: P
         primary.acl.users = dict(primary.acl.users)  # what any ACL change does: a new dict
         await settle()
         assert transport.written == b"$3\r\n1-1\r\n$3\r\n1-2\r\n"
+        assert len(records) == 2  # checked and run command by command by the task
+
+    run(tmp_path, test)
+
+
+def test_a_batch_held_while_the_node_stops_taking_writes_at_once_goes_to_its_task(
+    tmp_path: Path,
+) -> None:
+    async def test(primary: Primary, connect: Connect) -> None:
+        conn, transport = connect()
+        await settle()
+        records = counted_records(primary)
+        conn.data_received(xadds("s", "1-1", "1-2") + cmd("PING"))
+        primary.takes_writes_now = lambda: False  # type: ignore[method-assign]
+        await settle()
+        assert transport.written == b"$3\r\n1-1\r\n$3\r\n1-2\r\n+PONG\r\n"
         assert len(records) == 2  # checked and run command by command by the task
 
     run(tmp_path, test)
