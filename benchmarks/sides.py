@@ -173,11 +173,15 @@ class Side(ABC):
         return bool(redis.Redis(port=port, socket_timeout=1).ping())
 
     def replicas_caught_up(self) -> bool:
+        """Every replica's link is up and its offset at the primary's. (A Redis replica whose
+        full sync has not started yet, its link down, reports an offset of 1, past a fresh
+        primary's 0: the link is what says it replicates.)"""
         end = redis.Redis(port=self.port).info("replication")["master_repl_offset"]
-        return all(
-            redis.Redis(port=p).info("replication").get("slave_repl_offset", -1) >= end
-            for p in self.replica_ports
-        )
+        for port in self.replica_ports:
+            info = redis.Redis(port=port).info("replication")
+            if info.get("master_link_status") != "up" or info.get("slave_repl_offset", -1) < end:
+                return False
+        return True
 
     def attach_replicas(self, n: int) -> None:
         for i in range(n):
@@ -228,8 +232,11 @@ class RedisSide(Side):
     def _server(self, i: int, extra: list[str]) -> int:
         port = free_port()
         (self.tmp / f"r{i}").mkdir()
+        # repl-diskless-sync-delay 0: a replica's full sync starts at once (Redis's default
+        # waits 5 s for more replicas; service_bench.py does the same)
         self.spawn(f"r{i}", ["redis-server", "--port", str(port), "--bind", "127.0.0.1",
                              "--save", "", "--appendonly", "yes", "--appendfsync", "everysec",
+                             "--repl-diskless-sync-delay", "0",
                              "--dir", str(self.tmp / f"r{i}"), *extra])  # fmt: skip
         wait_for("a redis-server", lambda: self.answers(port))
         return port
