@@ -9,6 +9,7 @@ write, a pipeline's run of writes is one record too.
 from __future__ import annotations
 
 import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -157,3 +158,48 @@ def test_pipelined_writes_are_one_record(cluster: Cluster) -> None:
     recs = poll("the log", lambda: _log_records(primary.data_dir) or None)
     assert sum(len(r) for r in recs) == 200
     assert len(recs) < 20  # batched: at most MAX_BATCH commands, and what one read brought
+
+
+def test_pipelines_of_many_connections_at_once_are_answered_in_order_and_replicated(
+    cluster: Cluster,
+) -> None:
+    """Eight clients pipelining at once: the batches read in one turn of the loop run as one
+    record (turn.py); each client still gets its own replies, in its order, errors in their
+    places, and the replica ends with exactly the primary's streams."""
+    primary, port = _with_resp(cluster)
+    _, replica_port = _with_resp(cluster, primary)
+    clients, rounds, size = 8, 15, 25
+    failures: list[str] = []
+
+    def client(i: int) -> None:
+        r = redis.Redis(port=port)
+        try:
+            for n in range(rounds):
+                pipe = r.pipeline(transaction=False)
+                ids = [f"{n * size + j + 1}-0" for j in range(size)]
+                for entry_id in ids:
+                    pipe.xadd(f"own{i}", {"c": str(i), "n": str(n)}, id=entry_id)
+                pipe.xadd(f"own{i}", {"dup": "1"}, id=ids[0])  # refused, in its place
+                pipe.xadd("shared", {"c": str(i)})
+                out = pipe.execute(raise_on_error=False)
+                if out[:size] != [x.encode() for x in ids]:
+                    failures.append(f"client {i} round {n}: {out[:size]!r}")
+                if not isinstance(out[size], redis.ResponseError):
+                    failures.append(f"client {i} round {n}: the duplicate got {out[size]!r}")
+        finally:
+            r.close()
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not failures
+    p, rr = redis.Redis(port=port), redis.Redis(port=replica_port)
+    assert p.xlen("shared") == clients * rounds
+    poll("the replica caught up", lambda: rr.xlen("shared") == clients * rounds or None)
+    for key in ["shared", *(f"own{i}" for i in range(clients))]:
+        assert rr.xrange(key) == p.xrange(key)
+    assert all(p.xlen(f"own{i}") == rounds * size for i in range(clients))
+    p.close()
+    rr.close()
