@@ -338,11 +338,10 @@ class BuildChooser:
 ENGINE = BuildGroup(
     "engine", "engine", "xstream.engine", "engine", None, ("__init__.py", "reply.py", "errors.py")
 )
-# The codec's hot modules, in import order (requests.py subclasses codec.py's RespParser; a
-# compiled class takes no subclass defined in Python, so the two are compiled together). The
-# rest of the package (server.py, the connection's commands) stays pure: they subclass
-# asyncio's classes and run a few lines per request each. What is compiled imports nothing
-# sideways: only the engine's pure modules (reply.py, errors.py) and hiredis.
+# The codec's hot modules, in import order (requests.py makes codec.py's RespParser, compiled
+# together with it). The rest of the package (server.py, turn.py, the connection's commands)
+# stays pure: they subclass asyncio's classes and run a few lines per request each. What is
+# compiled imports nothing sideways: only the engine's pure modules (reply.py, errors.py).
 RESP_CODEC = BuildGroup(
     "resp", "RESP codec", "xstream.server.resp", "xstream/server/resp", ("codec.py", "requests.py")
 )
