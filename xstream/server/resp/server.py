@@ -21,7 +21,8 @@ written) and a read starts with a plain write (Node.batchable) that passes the c
 `_execute` makes first (known, arity, ACL, not in MULTI; a command they refuse is the
 task's to answer) and the node completes writes without waiting now (Node.takes_writes_now:
 on a primary, no replica lagging past the flow window, fsync not `always`), `data_received`
-runs it, or the batch it heads (below), and writes the replies itself: the same replies,
+runs it and writes its reply itself, or hands the batch it heads to the turn's end (below,
+turn.py), whose replies are written the same way: the same replies,
 stats and effects as through the task, one task wake-up and its coroutines fewer per read
 (benchmarks/unary_cost.py, instructions per XADD: unary 123k -> 105k with the parser's cut,
 16 to a read 44k -> 41k). What is left of the read, and any other command, is held for the
@@ -198,9 +199,14 @@ class RespConnection(asyncio.Protocol):
             if self._served_at_once():
                 return
         except Exception as e:  # a bug, as _run says it
-            self.group_failed(e)
+            self._fail(e)
             return
         waiting.set_result(None)
+
+    def _fail(self, error: Exception) -> None:
+        """A bug met outside the task: logged, and this connection only dropped."""
+        slog("resp_connection_failed", level="error", error=repr(error))
+        self.abort()
 
     # ------------------------------------------------------------ the turn's batches (turn.py)
 
@@ -222,7 +228,7 @@ class RespConnection(asyncio.Protocol):
             self._batch_started(batch, session)
             transport.writelines(self._encode_batch(replies, session))
         except Exception as e:  # a bug, as _run says it
-            self.group_failed(e)
+            self._fail(e)
             return
         if self._held:  # parsed past the batch: the task runs it first
             _resolve(self._input)
@@ -239,8 +245,7 @@ class RespConnection(asyncio.Protocol):
 
     def group_failed(self, error: Exception) -> None:
         self._grouped = False
-        slog("resp_connection_failed", level="error", error=repr(error))
-        self.abort()
+        self._fail(error)
 
     def eof_received(self) -> bool | None:
         return False  # close our side too: Redis serves no half-closed connection
