@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 import threading
+from collections import deque
 from pathlib import Path
 from typing import IO, Any
 
@@ -34,6 +34,7 @@ LOOPBACK = "127.0.0.1"
 LOG4J2 = Path(__file__).with_name("log4j2.properties")
 # JVM stderr lines dropped on their way to ours (see "logging" above).
 _NOISE = re.compile(rb"^WARNING: Using incubator modules: ")
+_TAIL_LINES = 40  # of the JVM's stderr, quoted when it dies while starting
 
 
 def local(
@@ -82,28 +83,51 @@ def settings(app: str, cores: int, memory: str, quick_start: bool) -> dict[str, 
     }
 
 
+class JvmStartError(RuntimeError):
+    """The JVM exited before it gave PySpark its port; carries the last lines it printed."""
+
+
 def _launch_gateway(conf: Any, jvm_output: Path | None) -> Any:
-    """Start the JVM as PySpark would, but with its stderr piped through `_pump`."""
+    """Start the JVM as PySpark would, but with its stderr piped through `_pump` from the
+    first byte: a JVM that dies while starting says why on our stderr and in the error."""
     from pyspark.java_gateway import launch_gateway  # noqa: PLC0415
 
-    popen_kwargs: dict[str, Any] = {"stderr": subprocess.PIPE}
-    # pyspark leaves launch_gateway unannotated.
-    gateway = launch_gateway(conf, popen_kwargs=popen_kwargs)  # type: ignore[no-untyped-call]
-    proc: subprocess.Popen[bytes] = gateway.proc
-    assert proc.stderr is not None
-    threading.Thread(
-        target=_pump, args=(proc.stderr, jvm_output), name="spark-jvm-stderr", daemon=True
-    ).start()
-    return gateway
+    read_end, write_end = os.pipe()
+    tail: deque[bytes] = deque(maxlen=_TAIL_LINES)
+    pump = threading.Thread(
+        target=_pump,
+        args=(os.fdopen(read_end, "rb"), jvm_output, tail),
+        name="spark-jvm-stderr",
+        daemon=True,
+    )
+    pump.start()
+    popen_kwargs: dict[str, Any] = {"stderr": write_end}
+    try:
+        # pyspark leaves launch_gateway unannotated.
+        return launch_gateway(conf, popen_kwargs=popen_kwargs)  # type: ignore[no-untyped-call]
+    except Exception as exc:
+        if getattr(exc, "getCondition", lambda: None)() != "JAVA_GATEWAY_EXITED":
+            raise
+        os.close(write_end)
+        write_end = -1
+        pump.join(timeout=5)  # the JVM is gone: its stderr ends as soon as ours is closed
+        said = b"".join(tail).decode(errors="replace").rstrip() or "(nothing on stderr)"
+        said = f"the Spark JVM exited while starting; its last words:\n{said}"
+        raise JvmStartError(said) from exc
+    finally:
+        if write_end >= 0:
+            os.close(write_end)  # the JVM holds its own copy
 
 
-def _pump(src: IO[bytes], copy: Path | None) -> None:
-    """Copy the JVM's stderr to ours until it closes, without the known noise lines. Runs
-    for the JVM's lifetime: a JVM whose stderr pipe fills up would block."""
+def _pump(src: IO[bytes], copy: Path | None, tail: deque[bytes]) -> None:
+    """Copy the JVM's stderr to ours until it closes, without the known noise lines, keeping
+    the last few in `tail`. Runs for the JVM's lifetime: a JVM whose stderr pipe fills up
+    would block."""
     sink = copy.open("ab") if copy is not None else None
     for line in iter(src.readline, b""):
         if _NOISE.match(line):
             continue
+        tail.append(line)
         if sink is not None:
             sink.write(line)
             sink.flush()

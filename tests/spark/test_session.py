@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import re
 import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -55,3 +57,22 @@ def test_python_workers_end_without_tracebacks(spark: Any, jvm_output: Path) -> 
     assert spark.range(10).count() == 10
     printed = jvm_output.read_text() if jvm_output.exists() else ""
     assert "BrokenPipeError" not in printed, printed
+
+
+def test_a_jvm_that_dies_while_starting_says_why(java: None) -> None:
+    """Its stderr is ours from the first byte, so the error quotes the JVM's own words
+    (PySpark alone says only that the gateway exited). A fresh process: this one's JVM,
+    once started, is reused by every later session."""
+    start = (
+        "from xstream.pipeline import session\n"
+        "try:\n"
+        "    session.local('bad-heap', memory='1x')\n"
+        "except session.JvmStartError as e:\n"
+        "    print(e)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", start], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert run.stdout.startswith("the Spark JVM exited while starting; its last words:\n")
+    assert "Invalid maximum heap size: -Xmx1x" in run.stdout
+    assert "Invalid maximum heap size: -Xmx1x" in run.stderr  # shown as it was printed
