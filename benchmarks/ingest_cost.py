@@ -14,8 +14,9 @@ The rows are what service_bench.py's `--ingest-build client` sends: dicts of thr
   client   the client process's own work for a batch, without the link: EncodedRows.of_dicts,
            the IngestBatch message's bytes (ingestrows.message), and the reply's IDs from the
            first one (engine.api.format_ids, as grpc_transport does).
-  handler  the primary's work for a batch once gRPC has its bytes: IngestBatch.FromString, the
-           Streams servicer's IngestOne (edge checks, Primary.ingest_batch: the engine's
+  handler  the primary's work for a batch once gRPC has its bytes: the Ingest decoder
+           (service.read_ingest, which the Decoding interceptor calls), the Streams servicer's
+           IngestOne (edge checks, Primary.ingest_batch: the engine's
            xadd_flat, the log record, store.append), and the reply's SerializeToString; on the
            node's event loop (uvloop), its log in a temporary directory, fsync everysec, no
            replicas, a stand-in for gRPC's ServicerContext (no metadata, no certificate).
@@ -67,7 +68,7 @@ from xstream.node.base import Node
 from xstream.node.store import Store
 from xstream.primary.primary import Primary
 from xstream.server import loops
-from xstream.server.service import StreamsService
+from xstream.server.service import StreamsService, read_ingest
 from xstream.v1 import xstream_pb2 as pb
 from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
@@ -167,7 +168,7 @@ async def serve(service: StreamsService, wire: list[bytes]) -> int:
     context: Any = Context()
     entries = 0
     for data in wire:
-        reply = await service.IngestOne(pb.IngestBatch.FromString(data), context)
+        reply = await service.IngestOne(read_ingest(data), context)
         assert not reply.error, reply.error
         reply.SerializeToString()
         entries += reply.entries

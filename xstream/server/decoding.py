@@ -15,12 +15,16 @@ the call fails alone, the server keeps serving. Replies: a servicer may return a
 its bytes, already serialized (long replies, chunked.py); bytes pass the serializer as they
 are. Handlers that are plain functions (run in a
 thread by grpc.aio) keep grpc's own decoding: this server has none.
+
+A method may be given its own decoder (`Decoding(decoders)`, by full method name): Ingest's
+reads IngestBatch's wire form itself (engine/ingestwire.py), in place of protobuf's parser;
+its ValueError is an undecodable request like any other.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import grpc
@@ -86,12 +90,12 @@ def _passing(serialize: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
     return encode
 
 
-def decoding(handler: Handler, method: str) -> Handler:
-    """`handler` taking raw bytes and decoding them itself (unchanged if it cannot), and
-    returning messages or their bytes."""
-    decode = handler.request_deserializer
-    if decode is None:
+def decoding(handler: Handler, method: str, decoder: Decode | None = None) -> Handler:
+    """`handler` taking raw bytes and decoding them itself, with `decoder` if given, else
+    protobuf's deserializer (unchanged if it cannot), and returning messages or their bytes."""
+    if handler.request_deserializer is None:
         return handler
+    decode = decoder or handler.request_deserializer
     if handler.response_serializer is not None:
         handler = handler._replace(response_serializer=_passing(handler.response_serializer))
     for kind, wrap in (
@@ -112,8 +116,9 @@ def decoding(handler: Handler, method: str) -> Handler:
 class Decoding(grpc.aio.ServerInterceptor):
     """Every method's handler, decoding its requests itself (one wrapper per method, kept)."""
 
-    def __init__(self) -> None:
+    def __init__(self, decoders: Mapping[str, Decode] | None = None) -> None:
         self._wrapped: dict[str, tuple[Handler, Handler]] = {}  # method -> (original, wrapped)
+        self._decoders = decoders or {}  # method -> its own decoder, in place of protobuf's
 
     async def intercept_service(
         self,
@@ -127,6 +132,6 @@ class Decoding(grpc.aio.ServerInterceptor):
         cached = self._wrapped.get(method)
         if cached is not None and cached[0] is handler:
             return cached[1]
-        wrapped = decoding(handler, method)
+        wrapped = decoding(handler, method, self._decoders.get(method))
         self._wrapped[method] = (handler, wrapped)
         return wrapped
