@@ -14,19 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xstream import protocol
+from xstream.client.ingestrows import varint
 from xstream.engine import ingestwire
 from xstream.node.concern import Acks, WriteConcern
 from xstream.server.service import read_ingest
 from xstream.v1 import xstream_pb2 as pb
-
-
-def varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 def same_as_upb(raw: bytes) -> None:
