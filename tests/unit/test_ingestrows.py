@@ -260,7 +260,7 @@ def test_the_messages_hold_the_entries_and_the_engine_takes_them_as_such() -> No
     for raw in new_messages(b"s", encoded, CONCERN):
         batch = pb.IngestBatch.FromString(raw)
         elements = batch.elements[:]
-        counts = batch_counts(batch.counts, elements)
+        counts = batch_counts(list(batch.counts), elements)
         got += cut(counts, elements)
         wire.xadd_flat(b"s", elements, counts, 1)
     assert got == old_entries(rows)
@@ -271,7 +271,7 @@ def test_the_messages_hold_the_entries_and_the_engine_takes_them_as_such() -> No
         message(b"s", EncodedRows.of_dicts(uneven, "utf-8", "strict").chunks[0])
     )
     elements = list(batch.elements)
-    assert cut(batch_counts(batch.counts, elements), elements) == old_entries(uneven)
+    assert cut(batch_counts(list(batch.counts), elements), elements) == old_entries(uneven)
     assert batch_counts([0, 0], []) == [0, 0]  # the engine's arity error, not ours
     with pytest.raises(StreamError, match="counts do not add up"):
         batch_counts([2, 2], [b"a", b"1", b"b"])

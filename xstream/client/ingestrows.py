@@ -41,6 +41,7 @@ from itertools import chain, repeat
 from typing import Any, overload
 
 from xstream.client.exceptions import DataError
+from xstream.engine import ingestwire
 
 from .argv import Encodable, encode
 
@@ -266,32 +267,12 @@ def _long_prefix(length: int) -> bytes:
 
 
 def _decode(chunk: Chunk) -> list[list[bytes]]:
-    """A chunk's entries back as field/value lists (for transports that take lists)."""
-    wire = chunk.elements
-    elements = []
-    i = 0
-    while i < len(wire):
-        assert wire[i] == ELEMENT_TAG, "an element's tag"
-        n, i = _read_varint(wire, i + 1)
-        elements.append(wire[i : i + n])
-        i += n
+    """A chunk's entries back as field/value lists (for transports that take lists), read by
+    the server's own reader of the wire form (engine/ingestwire.py)."""
+    batch = ingestwire.read(message(b"", chunk))
     out = []
-    j = 0
     i = 0
-    while j < len(chunk.counts):
-        count, j = _read_varint(chunk.counts, j)
-        out.append(elements[i : i + count])
+    for count in batch.counts:
+        out.append(batch.elements[i : i + count])
         i += count
     return out
-
-
-def _read_varint(data: bytes, i: int) -> tuple[int, int]:
-    """The varint at data[i:] and the index after it."""
-    n = shift = 0
-    while True:
-        byte = data[i]
-        i += 1
-        n |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return n, i
-        shift += 7

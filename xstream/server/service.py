@@ -25,7 +25,7 @@ alone (a Pipeline's in its place, the others run; an Ingest batch ends the strea
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple, Protocol
 
@@ -371,13 +371,12 @@ async def _alone(batch: IngestRequest) -> AsyncIterator[IngestRequest]:
     yield batch
 
 
-def batch_counts(counts: Iterable[int], elements: list[bytes]) -> list[int]:
+def batch_counts(counts: list[int], elements: list[bytes]) -> list[int]:
     """An IngestBatch's counts (entry i: the next counts[i] of its elements), checked to add
     up to its elements; the engine cuts them itself (Engine.xadd_flat)."""
-    sizes = list(counts)
-    if sum(sizes) != len(elements):
+    if sum(counts) != len(elements):
         raise StreamError("Ingest batch: counts do not add up to the number of elements")
-    return sizes
+    return counts
 
 
 def info_reply(info: dict[str, Any]) -> pb.InfoReply:

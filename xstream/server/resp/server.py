@@ -204,7 +204,7 @@ class RespConnection(asyncio.Protocol):
         waiting.set_result(None)
 
     def _fail(self, error: Exception) -> None:
-        """A bug met outside the task: logged, and this connection only dropped."""
+        """A bug (in the task or outside it): logged, and this connection only dropped."""
         slog("resp_connection_failed", level="error", error=repr(error))
         self.abort()
 
@@ -351,8 +351,7 @@ class RespConnection(asyncio.Protocol):
         except asyncio.CancelledError:
             pass
         except Exception as e:  # a bug: say so in the log, and drop this connection only
-            slog("resp_connection_failed", level="error", error=repr(e))
-            self.abort()
+            self._fail(e)
 
     async def _serve(self, out: list[bytes]) -> None:
         session, transport, parser = self.session, self.transport, self.parser
