@@ -383,6 +383,7 @@ class Replica(Node):
         self.backlog = Backlog(self.backlog.capacity, offset)
         replids.save(self.store.dir, {"replid": sync.replid})
         self.replid = sync.replid
+        dropped = self.engine.key_count() > 0  # the replaced data set: anything to collect?
         self.engine.adopt(fresh)
         if sync.users is not None:
             users.install(self.acl, sync.users)
@@ -396,7 +397,7 @@ class Replica(Node):
         self._ask_ack()
         self.wake_all()
         self._applied.fire()
-        collector.settle()  # the snapshot's state aside, the replaced one collected
+        collector.settle(dropped)  # the snapshot's state aside, the replaced one collected
         slog(
             "full_sync_done",
             offset=offset,

@@ -80,6 +80,48 @@ def test_a_replica_settles_once_a_full_sync_is_installed(tmp_path: Path) -> None
     assert gc.get_freeze_count() > 0 and r.engine.digest() == primary.digest()
 
 
+def test_settle_without_dropped_walks_only_what_is_not_frozen() -> None:
+    cycle = _Cycle()
+    alive = weakref.ref(cycle)
+    collector.settle()
+    frozen = gc.get_freeze_count()
+    del cycle
+    young = _Cycle()
+    collector.settle(dropped=False)  # nothing frozen was let go, says the caller: not walked
+    assert alive() is not None and gc.get_freeze_count() > frozen
+    del young
+
+
+def _full_sync(r: Replica, primary: Engine) -> None:
+    r.on_full_sync("x" * 40, 10, 0, epochs.history_of([]), b"", 0)
+    for piece in snapshot.dump_chunks(primary, chunk_size=4096):
+        r.on_snapshot_piece(piece)
+    r.on_snapshot()
+
+
+@pytest.mark.parametrize("keys", [0, 1])
+def test_a_full_sync_unfreezes_only_when_it_replaced_keys(
+    tmp_path: Path, keys: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    primary = Engine()
+    primary.execute([b"XADD", b"s", b"1-0", b"f", b"v"])
+    r = _replica(tmp_path)
+    for i in range(keys):
+        r.engine.execute([b"XADD", b"old%d" % i, b"1-0", b"f", b"v"])
+    r.linking()
+    unfrozen: list[None] = []
+    real = gc.unfreeze
+
+    def counted() -> None:
+        unfrozen.append(None)
+        real()
+
+    monkeypatch.setattr(gc, "unfreeze", counted)
+    _full_sync(r, primary)
+    assert len(unfrozen) == keys and r.engine.digest() == primary.digest()
+    assert gc.get_threshold()[0] == collector.YOUNG_THRESHOLD
+
+
 def test_a_primary_settles_its_recovered_state_before_serving(tmp_path: Path) -> None:
     from xstream.server.config import NodeConfig  # noqa: PLC0415 (the server floor: this test only)
     from xstream.server.runner import start_primary  # noqa: PLC0415
