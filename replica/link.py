@@ -144,6 +144,7 @@ async def _outgoing(replica: Replica, hello: Hello) -> AsyncIterator[pb.ReplicaM
             log_start=hello.log_start,
         )
     )
+    replica.hello_sent()  # resumed once grpc wrote the Hello: the primary has it
     while True:
         ack = await replica.next_ack()
         if ack is None:

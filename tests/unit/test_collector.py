@@ -61,11 +61,18 @@ def test_a_cycle_frozen_then_dropped_is_collected_at_the_next_settle() -> None:
     assert alive() is None
 
 
-def test_a_replica_settles_when_its_link_starts_following(tmp_path: Path) -> None:
+def test_a_replica_settles_once_its_link_sent_the_first_hello(tmp_path: Path) -> None:
     r = _replica(tmp_path)
+    r.linking()
+    assert gc.get_freeze_count() == 0  # not before the Hello leaves
+    r.hello_sent()
+    assert gc.get_freeze_count() > 0 and gc.get_threshold()[0] == collector.YOUNG_THRESHOLD
+    gc.unfreeze()
+    r.hello_sent()  # a reconnection's Hello: settled already since linking
     assert gc.get_freeze_count() == 0
     r.linking()
-    assert gc.get_freeze_count() > 0 and gc.get_threshold()[0] == collector.YOUNG_THRESHOLD
+    r.hello_sent()
+    assert gc.get_freeze_count() > 0
 
 
 def test_a_replica_settles_once_a_full_sync_is_installed(tmp_path: Path) -> None:
@@ -109,6 +116,7 @@ def test_a_full_sync_unfreezes_only_when_it_replaced_keys(
     for i in range(keys):
         r.engine.execute([b"XADD", b"old%d" % i, b"1-0", b"f", b"v"])
     r.linking()
+    r.hello_sent()
     unfrozen: list[None] = []
     real = gc.unfreeze
 

@@ -26,7 +26,7 @@ The primary's writes churn alike (the engine's IDs of a pipelined batch): a prim
 objects collected) with the default thresholds, none with the young threshold here.
 
 `settle` is called where a state has just been put in place (a primary's recovered state
-before it serves, a replica's link starting to follow, a full sync installed). It unfreezes
+before it serves, a replica's link once its Hello is sent, a full sync installed). It unfreezes
 first, so that a state dropped since the last settle (the data set a full sync replaced) is
 collected then if it held cycles, not kept frozen forever. Where nothing frozen was dropped
 (a fresh replica's first full sync: the data set it replaces holds no key, and the backlog
