@@ -17,9 +17,9 @@ same way: 1 full collection (the one `settle` runs) per replica over the same in
 
     settle()               unfreeze, collect everything, freeze what is left, set the young
                            threshold
-    settle(dropped=False)  the same without the unfreeze: nothing frozen was dropped since
-                           the last settle (a full sync replacing an empty data set), so only
-                           what was allocated since is walked
+    settle(dropped=False)  the same without the unfreeze: nothing frozen that could hold a
+                           cycle was dropped since the last settle (a full sync replacing an
+                           empty data set), so only what was allocated since is walked
 
 The primary's writes churn alike (the engine's IDs of a pipelined batch): a primary under
 300 pipelines of 1,000 XADDs on its RESP port ran 4 full collections (128 ms of CPU, 294
@@ -28,11 +28,12 @@ objects collected) with the default thresholds, none with the young threshold he
 `settle` is called where a state has just been put in place (a primary's recovered state
 before it serves, a replica's link once its Hello is sent, a full sync installed). It unfreezes
 first, so that a state dropped since the last settle (the data set a full sync replaced) is
-collected then if it held cycles, not kept frozen forever. Where nothing frozen was dropped
-(a fresh replica's first full sync: the data set it replaces holds no key, and the backlog
-and users it replaces hold no cycle) the unfreeze buys
-nothing and costs a walk of every object the process holds (~30,000 after start-up, ~20 ms on
-this 2-core machine, inside a full resync's spawn -> synced time): `dropped=False` skips it.
+collected then if it held cycles, not kept frozen forever. Where nothing frozen that could
+hold a cycle was dropped (a fresh replica's first full sync: the data set it replaces holds
+no key, and its empty keyspaces, the backlog and the users it replaces hold no cycle) the
+unfreeze buys nothing and costs a walk of every object the process holds (~30,000 after
+start-up, ~20 ms on this 2-core machine, inside a full resync's spawn -> synced time):
+`dropped=False` skips it.
 """
 
 from __future__ import annotations
