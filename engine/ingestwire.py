@@ -28,11 +28,17 @@ from __future__ import annotations
 
 from typing import Final
 
-_KEY: Final = 1
-_COUNTS: Final = 2
-_ELEMENTS: Final = 3
-_CONCERN: Final = 4
-_ELEMENT_TAG: Final = 0x1A  # field 3, wire type 2
+# The fields' tags (field number << 3 | wire type), as they lead a field on the wire: the
+# reader's here and the writer's (xstream/client/ingestrows.py) are these.
+# WARNING: the field numbers are IngestBatch's in proto/xstream/v1/xstream.proto.
+KEY_TAG: Final = 0x0A  # field 1, wire type 2
+COUNTS_TAG: Final = 0x12  # field 2, wire type 2 (packed)
+ELEMENT_TAG: Final = 0x1A  # field 3, wire type 2
+CONCERN_TAG: Final = 0x22  # field 4, wire type 2
+_KEY: Final = KEY_TAG >> 3
+_COUNTS: Final = COUNTS_TAG >> 3
+_ELEMENTS: Final = ELEMENT_TAG >> 3
+_CONCERN: Final = CONCERN_TAG >> 3
 _U32: Final = 0xFFFFFFFF
 _U64: Final = 0xFFFFFFFFFFFFFFFF
 
@@ -59,7 +65,7 @@ def read(raw: bytes) -> IngestWire:
     while i < end:
         # The usual field first: an element shorter than 128 bytes.
         start_of_tag = i
-        if raw[i] == _ELEMENT_TAG and i + 1 < end and raw[i + 1] < 0x80:
+        if raw[i] == ELEMENT_TAG and i + 1 < end and raw[i + 1] < 0x80:
             start = i + 2
             i = start + raw[i + 1]
             if i > end:

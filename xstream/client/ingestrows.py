@@ -45,11 +45,11 @@ from xstream.engine import ingestwire
 
 from .argv import Encodable, encode
 
-# WARNING: the field numbers below are IngestBatch's in proto/xstream/v1/xstream.proto.
-KEY_TAG = b"\x0a"  # field 1, bytes key
-COUNTS_TAG = b"\x12"  # field 2, packed uint32 counts
-ELEMENT_TAG = 0x1A  # field 3, repeated bytes elements
-CONCERN_TAG = b"\x22"  # field 4, WriteConcern concern
+# IngestBatch's tags, the reader's (engine/ingestwire.py), framed as the writer sends them.
+KEY_TAG = bytes((ingestwire.KEY_TAG,))  # field 1, bytes key
+COUNTS_TAG = bytes((ingestwire.COUNTS_TAG,))  # field 2, packed uint32 counts
+ELEMENT_TAG = ingestwire.ELEMENT_TAG  # field 3, repeated bytes elements
+CONCERN_TAG = bytes((ingestwire.CONCERN_TAG,))  # field 4, WriteConcern concern
 
 ROWS_PER_MESSAGE = 4096  # entries per IngestBatch message of one Ingest stream
 NOT_A_DICT = "XADD fields must be a non-empty dict"
