@@ -43,9 +43,12 @@ Measures:
      (`Client(read_from="replica")`).
   4. Replica lag under the ingest of measure 1, read alike on both sides (sides.py's
      OffsetSampler): every --lag-interval a thread reads the primary's offset, then each
-     replica's applied offset (xstream: each node's Info offset; redis: INFO replication
-     master_repl_offset / slave_repl_offset); an offset's lag is the time from the primary
-     being read at it to the worse replica being read at or past it; p50 / p99 of those.
+     replica's applied offset, with the same request and client on both sides (redis-py's
+     INFO replication on each node's RESP port: master_repl_offset / slave_repl_offset);
+     an offset's lag is the time from the primary being read at it to the worse replica
+     being read at or past it; p50 / p99 of those. (Read over gRPC's Admin.Info instead,
+     xstream's polls each waited on the gRPC poller thread as well as on the busy loop:
+     half the rounds in a run, and a coarser lag.)
      Beside it, the xstream replicas' own Info apply_lag_p50_ms / p99 (primary commit ->
      applied, over their last 10k applies) and the primary's Info replicas[].lag_ms.
   5. Full resync: a fresh replica against a primary holding the N entries (the unary XADDs
@@ -144,6 +147,7 @@ class XNode:
     proc: Proc
     port: int
     data_dir: Path
+    resp_port: int  # its RESP port (the lag's polls read INFO there, as off a redis-server)
     channel: grpc.Channel = field(init=False)
 
     def __post_init__(self) -> None:
@@ -201,10 +205,10 @@ class XCluster:
 
     def _spawn(self, role: str, name: str, extra: list[str]) -> XNode:
         """`xstream <role>` on a free port, its data in <workdir>/<tag>-<name>."""
-        port, d = free_port(), self.workdir / f"{self.tag}-{name}"
+        port, resp, d = free_port(), free_port(), self.workdir / f"{self.tag}-{name}"
         argv = [*xstream_argv(), role, "--port", str(port), "--data-dir", str(d),
-                "--fsync", self.args.fsync, *extra]  # fmt: skip
-        return XNode(self.procs.start(f"{self.tag}-{name}", argv), port, d)
+                "--resp-port", str(resp), "--fsync", self.args.fsync, *extra]  # fmt: skip
+        return XNode(self.procs.start(f"{self.tag}-{name}", argv), port, d, resp)
 
     def _wait_ready(self, node: XNode) -> pb.InfoReply:
         def ready() -> pb.InfoReply | None:
@@ -579,14 +583,22 @@ def run_ingest(
 
 
 def xstream_sampler(cluster: XCluster, args: argparse.Namespace) -> OffsetSampler:
-    """Offsets of the primary and its replicas (each node's Info), every --lag-interval."""
+    """Offsets of the primary and its replicas, every --lag-interval, read as off a
+    redis-server (redis_ingest): INFO replication on each node's RESP port."""
     primary = cluster.primary
     assert primary is not None
     return OffsetSampler(
-        lambda: int(primary.info().offset),
-        [lambda r=r: int(r.info().offset) for r in cluster.replicas],  # type: ignore[misc]
+        resp_offset(primary.resp_port, "master_repl_offset"),
+        [resp_offset(r.resp_port, "slave_repl_offset") for r in cluster.replicas],
         args.lag_interval,
     )
+
+
+def resp_offset(port: int, field: str) -> Callable[[], int]:
+    """A poll of one INFO replication offset field over a node's RESP port (xstream's or
+    redis-server's: the same request, the same client)."""
+    client = redis.Redis(port=port)
+    return lambda: int(client.info("replication").get(field, -1))
 
 
 def check_digests(cluster: XCluster) -> bool:
@@ -818,12 +830,9 @@ def redis_ingest(
     n = args.entries
     progress(f"1. redis: redis-benchmark -P 64 XADD, {n:,} entries, 1 replica attached")
 
-    def offset(node: RNode, field: str) -> int:
-        return int(node.client.info("replication").get(field, -1))
-
     sampler = OffsetSampler(
-        lambda: offset(primary, "master_repl_offset"),
-        [lambda: offset(replica, "slave_repl_offset")],
+        resp_offset(primary.port, "master_repl_offset"),
+        [resp_offset(replica.port, "slave_repl_offset")],
         args.lag_interval,
     ).start()
     t0 = time.monotonic()
