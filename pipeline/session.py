@@ -13,6 +13,15 @@ tier, benchmarks/spark_bench.py) comes from `local()`, so these settings live on
               for the --add-modules that Spark's launcher always passes)
     start-up  no UI, no console progress bars, few shuffle partitions; quick_start adds
               C1-only JIT and the serial GC (start-up in half the time, slower on long jobs)
+    spawn     the JVM's launcher is started without fork(): PySpark passes Popen a
+              preexec_fn (SIGINT ignored in the child), which makes CPython fork() instead
+              of vfork(), so every pthread_atfork handler runs in the child. gRPC's (grpcio
+              >= 1.80, grpc/grpc#43055) restarts its poller there, on an epoll fd that
+              close_fds then closes: with gRPC channels in use in this process (a Client
+              opened before the session), the child printed gRPC errors or died before
+              exec ("Java gateway process exited"), a few starts in a hundred. Here /bin/sh
+              ignores SIGINT and execs the launcher (an ignored signal stays ignored across
+              exec) and Popen gets no preexec_fn: CPython vforks, no atfork handler runs
     workers   PySpark's Python workers run this interpreter (sys.executable), which has
               pyarrow and xstream installed
 
@@ -24,10 +33,14 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 import threading
 from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import IO, Any
 
 LOOPBACK = "127.0.0.1"
@@ -35,6 +48,9 @@ LOG4J2 = Path(__file__).with_name("log4j2.properties")
 # JVM stderr lines dropped on their way to ours (see "logging" above).
 _NOISE = re.compile(rb"^WARNING: Using incubator modules: ")
 _TAIL_LINES = 40  # of the JVM's stderr, quoted when it dies while starting
+# The JVM launcher's command runs behind this: SIGINT ignored, then exec (see "spawn" above).
+_IGNORING_SIGINT = ["/bin/sh", "-c", 'trap "" INT; exec "$@"', "spark-launcher"]
+_SPAWNING = threading.Lock()  # one JVM launch at a time swaps PySpark's Popen
 
 
 def local(
@@ -90,7 +106,7 @@ class JvmStartError(RuntimeError):
 def _launch_gateway(conf: Any, jvm_output: Path | None) -> Any:
     """Start the JVM as PySpark would, but with its stderr piped through `_pump` from the
     first byte: a JVM that dies while starting says why on our stderr and in the error."""
-    from pyspark.java_gateway import launch_gateway  # noqa: PLC0415
+    from pyspark import java_gateway  # noqa: PLC0415
 
     read_end, write_end = os.pipe()
     tail: deque[bytes] = deque(maxlen=_TAIL_LINES)
@@ -103,8 +119,9 @@ def _launch_gateway(conf: Any, jvm_output: Path | None) -> Any:
     pump.start()
     popen_kwargs: dict[str, Any] = {"stderr": write_end}
     try:
-        # pyspark leaves launch_gateway unannotated.
-        return launch_gateway(conf, popen_kwargs=popen_kwargs)  # type: ignore[no-untyped-call]
+        with _popen_replaced(java_gateway):
+            # pyspark leaves launch_gateway unannotated.
+            return java_gateway.launch_gateway(conf, popen_kwargs=popen_kwargs)  # type: ignore[no-untyped-call]
     except Exception as exc:
         if getattr(exc, "getCondition", lambda: None)() != "JAVA_GATEWAY_EXITED":
             raise
@@ -117,6 +134,30 @@ def _launch_gateway(conf: Any, jvm_output: Path | None) -> Any:
     finally:
         if write_end >= 0:
             os.close(write_end)  # the JVM holds its own copy
+
+
+@contextmanager
+def _popen_replaced(module: ModuleType) -> Iterator[None]:
+    """`module.Popen` (PySpark's java_gateway imports it by name) is `spawn_jvm` meanwhile."""
+    namespace = vars(module)
+    with _SPAWNING:
+        original = namespace["Popen"]
+        namespace["Popen"] = spawn_jvm
+        try:
+            yield
+        finally:
+            namespace["Popen"] = original
+
+
+def spawn_jvm(
+    command: Sequence[str], *, preexec_fn: Callable[[], object] | None = None, **kwargs: Any
+) -> subprocess.Popen[bytes]:
+    """PySpark's Popen of the JVM launcher without fork() ("spawn" above). WARNING: the only
+    preexec_fn it is given is PySpark's own, which ignores SIGINT (launch_gateway, PySpark
+    4.x): that is what the shell does instead; tests/spark/test_session.py checks that
+    launch_gateway still calls `Popen` by name."""
+    argv = [*_IGNORING_SIGINT, *command] if preexec_fn is not None else list(command)
+    return subprocess.Popen(argv, **kwargs)
 
 
 def _pump(src: IO[bytes], copy: Path | None, tail: deque[bytes]) -> None:

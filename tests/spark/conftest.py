@@ -49,9 +49,10 @@ def spark(java: None, jvm_output: Path) -> Iterator[Any]:
     try:
         spark = session.local("xstream-tests", quick_start=True, jvm_output=jvm_output)
     except session.JvmStartError as first:
-        # A JVM died while starting once in CI (stop 26), its words lost (they are kept now).
-        # One more start; the first one's words are shown here and kept beside the log, not
-        # counted as this session's start-up output.
+        # A JVM died while starting once in CI (stop 26), its words lost; kept since, they
+        # named gRPC's fork handler in the launcher's child, which session.py now avoids
+        # ("spawn"). For any other cause: one more start; the first one's words are shown
+        # here and kept beside the log, not counted as this session's start-up output.
         print(f"spark: {first}\nspark: starting the JVM once more", file=sys.stderr)
         if jvm_output.exists():
             jvm_output.rename(jvm_output.with_name("jvm-failed-start.log"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -37,18 +38,32 @@ def test_driver_binds_and_advertises_loopback(spark: Any) -> None:
             socket.create_connection((lan, port), timeout=5).close()
 
 
-_GRPC_LOG = re.compile(r"[EWID]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+\.cc:\d+\] ")
-
-
 def test_session_starts_quietly(spark: Any, jvm_output: Path) -> None:
-    """No loopback-hostname warning, no log4j banner, no JVM warning: nothing at all."""
+    """No loopback-hostname warning, no log4j banner, no JVM warning, and none of gRPC's
+    lines from its fork handler in the launcher's child (session.py, "spawn"; this test
+    process has gRPC loaded and in use by earlier tiers): nothing at all."""
     printed = jvm_output.with_name("jvm-startup.log").read_text()
     assert "resolves to a loopback address" not in printed
-    # gRPC's C core, loaded in this test process by earlier tiers, may log from its fork
-    # handler in the child between fork and exec of the JVM launcher (`E1125 ... ev_epoll1
-    # ...`): the test process's line, not the JVM's or Spark's.
-    printed = "".join(line for line in printed.splitlines(True) if not _GRPC_LOG.match(line))
     assert printed == "", f"the JVM printed at start-up:\n{printed}"
+
+
+def test_the_launcher_was_spawned_without_fork(spark: Any) -> None:
+    """PySpark's launch_gateway still calls `Popen` by its module's name (so session.py's
+    spawn_jvm stands in for it), and this session's launcher went through spawn_jvm: behind
+    the shell that ignores SIGINT, which the launcher's process (exec'd, same PID) has
+    ignored, as PySpark's own preexec_fn would."""
+    from pyspark import java_gateway  # noqa: PLC0415
+
+    from xstream.pipeline import session  # noqa: PLC0415
+
+    assert "Popen" in java_gateway.launch_gateway.__code__.co_names
+    assert java_gateway.Popen is subprocess.Popen  # put back after the launch
+    proc = spark.sparkContext._gateway.proc
+    assert proc.args[: len(session._IGNORING_SIGINT)] == session._IGNORING_SIGINT
+    status = Path(f"/proc/{proc.pid}/status").read_text()
+    sigign = re.search(r"^SigIgn:\s*([0-9a-f]+)$", status, re.M)
+    assert sigign is not None
+    assert int(sigign.group(1), 16) & (1 << (signal.SIGINT - 1))
 
 
 def test_python_workers_end_without_tracebacks(spark: Any, jvm_output: Path) -> None:
