@@ -274,9 +274,9 @@ def test_primary_password_file_gives_the_links_password(tmp_path: Path) -> None:
 
 
 def test_no_auth_commands_need_no_rule() -> None:
-    from xstream.server.resp.commandinfo import _OTHERS  # noqa: PLC0415
+    from xstream.server.resp.commandinfo import TABLE  # noqa: PLC0415
 
-    flagged = {name for name, (_, flags, *_rest) in _OTHERS.items() if "no_auth" in flags}
+    flagged = {name for name, info in TABLE.items() if "no_auth" in info.flags}
     assert flagged == acl.NO_AUTH
     a = Acl()
     a.users = a.load("user default off resetpass -@all\nuser app on >x ~* -@all +get\n", "f")

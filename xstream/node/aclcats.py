@@ -1,18 +1,16 @@
-"""What ACL rules name: the command table with Redis's ACL categories, and each command's keys.
+"""What ACL rules name: every command and subcommand with its ACL categories, and each
+command's keys.
 
-Derived, not written out, for the engine's commands (engine.commands: name, write flag,
-subcommands): `@write` or `@read`, `@stream` for X* and `@keyspace` for the rest, plus the
-few extra categories Redis gives them (`@fast`, `@blocking`, `@dangerous`, ...). Commands the
-engine does not run (the node's server commands, the RESP edge's own, the gRPC Admin calls
-and replication) are the small table `OTHERS` below, with Redis's categories.
+The categories are Redis's (commandspec.py: Redis 8.8's for the commands it has, xstream's
+own effects and reads spelt alike). Pseudo-commands stand for the gRPC calls that have no
+command of their own: `sync` is a replica's Replication stream (Redis's replica user needs
++psync, +sync, +replconf), `failover` the Admin Promote call (Redis's FAILOVER), `replicaof`
+Admin ReplicaOf, `save` Admin Snapshot, `debug` Admin Digest: each has Redis's categories for
+that command.
 
-    WARNING: a command added to node/base.SERVER_COMMANDS, the RESP edge (commandinfo.py) or
-    the gRPC services must be added to OTHERS too, or no user but one with +@all can run it
-    (tests/unit/test_acl_rules.py checks the first two).
-
-Pseudo-commands for what has no Redis command: `sync` is a replica's Replication stream
-(Redis's replica user needs +psync, +sync, +replconf), `failover` the Admin Promote call
-(Redis's FAILOVER), `replicaof` Admin ReplicaOf, `save` Admin Snapshot, `debug` Admin Digest.
+    WARNING: a command added to the engine, node/base.SERVER_COMMANDS, the RESP edge
+    (commandinfo.py) or the gRPC services needs its row in commandspec.py, or no user but one
+    with +@all can run it (tests/unit/test_acl_rules.py checks the first three).
 
 Keys: `keys_of(argv)` gives each key a command touches and what it needs: R (reads it), W
 (changes it) or RW; `%R~`, `%W~` and `~` patterns are checked against them (Redis's key specs,
@@ -25,6 +23,8 @@ from typing import Final
 
 from xstream.engine.commands import COMMANDS, SUBCOMMANDS
 
+from .commandspec import SPECS
+
 # Redis's categories, in ACL CAT's order (acl.c's ACLCommandCategories).
 CATEGORIES = (
     "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
@@ -32,109 +32,33 @@ CATEGORIES = (
     "dangerous", "connection", "transaction", "scripting",
 )  # fmt: skip
 
-_ADMIN = ("admin", "slow", "dangerous")
-_CONN_FAST = ("fast", "connection")
-_TX = ("fast", "transaction")
-# Commands outside the engine's table: their categories (Redis 8's for those Redis has).
-OTHERS: dict[str, tuple[str, ...]] = {
-    "auth": ("fast", "connection"),
-    "hello": ("fast", "connection"),
-    "ping": _CONN_FAST,
-    "echo": _CONN_FAST,
-    "quit": _CONN_FAST,
-    "reset": _CONN_FAST,
-    "select": _CONN_FAST,
-    "client": ("slow", "connection"),
-    "client|list": ("admin", "slow", "dangerous", "connection"),
-    "client|kill": ("admin", "slow", "dangerous", "connection"),
-    "command": ("slow", "connection"),
-    "wait": ("slow", "connection"),
-    "waitaof": ("slow", "connection"),
-    "role": ("admin", "fast", "dangerous"),
-    "info": ("slow", "dangerous"),
-    "config": ("slow",),
-    "config|get": _ADMIN,
-    "config|set": _ADMIN,
-    "config|resetstat": _ADMIN,
-    "config|rewrite": _ADMIN,
-    "config|help": ("slow",),
-    "time": ("fast",),
-    "lastsave": ("fast", "dangerous"),
-    "save": _ADMIN,
-    "bgsave": _ADMIN,
-    "bgrewriteaof": _ADMIN,
-    "debug": _ADMIN,
-    "shutdown": _ADMIN,
-    "function": ("write", "slow", "scripting"),
-    "script": ("slow", "scripting"),
-    "multi": _TX,
-    "exec": ("slow", "transaction"),
-    "discard": _TX,
-    "watch": _TX,
-    "unwatch": _TX,
-    "acl": ("slow",),
-    "acl|cat": ("slow",),
-    "acl|whoami": ("slow",),
-    "acl|genpass": ("slow",),
-    "acl|help": ("slow",),
-    # gRPC-only (Admin, Replication): pseudo-commands, see the module's comment
-    "sync": _ADMIN,
-    "failover": _ADMIN,
-    "replicaof": _ADMIN,
-}
-# The ACL subcommands not listed above are @admin @slow @dangerous.
+# The commands the engine does not run: the node's server commands, the RESP edge's own,
+# and the pseudo-commands of gRPC calls (see above); then the edge's containers' subcommands.
+OTHERS = ("auth", "hello", "ping", "echo", "quit", "reset", "select", "client", "command",
+          "wait", "waitaof", "role", "info", "config", "config|get", "config|set",
+          "config|resetstat", "config|rewrite", "config|help", "time", "lastsave", "save",
+          "bgsave", "bgrewriteaof", "debug", "shutdown", "function", "script", "multi", "exec",
+          "discard", "watch", "unwatch", "acl", "sync", "failover", "replicaof")  # fmt: skip
 ACL_SUBCOMMANDS = ("cat", "deluser", "dryrun", "genpass", "getuser", "help", "list", "load",
                    "log", "save", "setuser", "users", "whoami")  # fmt: skip
 CLIENT_SUBCOMMANDS = ("id", "getname", "setname", "setinfo", "info", "list", "kill", "help",
                       "no-evict", "no-touch", "reply")  # fmt: skip
 
-_FAST = {"xadd", "xlen", "xack", "xdel", "xclaim", "xautoclaim", "xsetid", "exists", "type",
-         "dbsize", "get", "set", "del", "unlink", "move", "copy", "rename", "renamenx",
-         "randomkey", "xackdel", "xdelex", "xnack", "sadd", "srem", "sismember",
-         "scard"}  # fmt: skip
-_DANGEROUS = {"keys", "flushall", "flushdb", "swapdb", "restore", "xconfigset", "xcfgset"}
-_ADMIN_ENGINE = {"xconfigset"}  # the replicated CONFIG SET of stream settings
 _RETURNS_ENTRIES = {"xreadgroup", "xclaim", "xautoclaim", "rename", "renamenx", "move"}
-# The non-stream data types' commands: their type's category instead of @keyspace, as Redis.
-_TYPE_CATEGORY = {"sadd": "set", "srem": "set", "smembers": "set", "sismember": "set",
-                  "scard": "set"}  # fmt: skip
 _NO_KEYS = {"keys", "scan", "flushall", "flushdb", "dbsize", "randomkey", "swapdb",
             "xconfigset", "xcfgset", "xinfo|help", "xgroup|help"}  # fmt: skip
 _ALL_KEYS = {"del", "unlink", "exists"}
 _TWO_KEYS = {"copy", "rename", "renamenx"}
 
 
-def _engine_categories(fullname: str, write: bool) -> tuple[str, ...]:
-    base = fullname.partition("|")[0]
-    group = "stream" if base.startswith("x") else _TYPE_CATEGORY.get(base, "keyspace")
-    cats = ["write" if write else "read", group]
-    if base in ("set", "get"):
-        cats.append("string")
-    cats.append("fast" if base in _FAST else "slow")
-    if base in ("xread", "xreadgroup", "blpop", "brpop"):
-        cats.append("blocking")
-    if base in _ADMIN_ENGINE:
-        cats.append("admin")
-    if base in _DANGEROUS:
-        cats.append("dangerous")
-    return tuple(cats)
-
-
 def _table() -> dict[str, tuple[str, ...]]:
-    table: dict[str, tuple[str, ...]] = {}
-    for cmd in COMMANDS.values():
-        table[cmd.fullname] = _engine_categories(cmd.fullname, cmd.write)
+    names = [cmd.fullname for cmd in COMMANDS.values()]
     for container, subs in SUBCOMMANDS.items():
-        name = container.decode()
-        for cmd in subs.values():
-            table[cmd.fullname] = _engine_categories(cmd.fullname, cmd.write)
-        table[name] = ("slow",)
-    table.update(OTHERS)
-    for word in ACL_SUBCOMMANDS:
-        table.setdefault(f"acl|{word}", _ADMIN)
-    for word in CLIENT_SUBCOMMANDS:
-        table.setdefault(f"client|{word}", ("slow", "connection"))
-    return table
+        names += [container.decode(), *(cmd.fullname for cmd in subs.values())]
+    names += OTHERS
+    names += [f"acl|{word}" for word in ACL_SUBCOMMANDS]
+    names += [f"client|{word}" for word in CLIENT_SUBCOMMANDS]
+    return {name: SPECS[name].categories for name in names}
 
 
 # Every command and subcommand ACL rules can name: fullname -> categories.

@@ -1,25 +1,30 @@
 """COMMAND (COUNT, INFO, DOCS, LIST), and the table of what the RESP edge answers itself.
 
 The command list is derived, not written out: the engine's table (engine.commands: name,
-arity, write flag, subcommands), the node's server commands (node.base.SERVER_COMMANDS) and
-the edge's own (EDGE_COMMANDS below). Each entry is Redis 7's ten-field COMMAND INFO reply:
+arity, subcommands), the node's server commands (node.base.SERVER_COMMANDS) and the edge's
+own (EDGE_COMMANDS below); what Redis says of each (flags, key range, ACL categories, DOCS
+group) is node/commandspec.py's. Each entry is Redis 7's ten-field COMMAND INFO reply:
 
     name  arity  flags  first-key  last-key  step  acl-categories  tips  key-specs  subcommands
 
-Key specs and tips are empty; the key positions and flags are what clients use to route
-(first key 1 for most stream commands; XREAD and XREADGROUP: movablekeys, 0 0 0).
+Key specs and tips are empty; the flags and the legacy key range are what clients use to
+route (XREAD and XREADGROUP: movablekeys, 0 0 0). A container lists the subcommands xstream
+answers (COMMAND's own and FUNCTION's and SCRIPT's: none); `COMMAND INFO container|sub`
+answers a subcommand, as Redis 7 does.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final, cast
 
 from xstream.engine import glob
 from xstream.engine.commands import COMMANDS, SUBCOMMANDS
 from xstream.engine.errors import StreamError, unknown_command, unknown_subcommand, wrong_arity
 from xstream.engine.reply import Reply, ReplyMap, Status
+from xstream.node import aclcats
 from xstream.node.base import SERVER_COMMANDS
+from xstream.node.commandspec import SPECS
 
 from . import aclcommands
 from . import conncommands as cc
@@ -36,51 +41,11 @@ EDGE_COMMANDS: dict[bytes, cc.EdgeCommand] = {
     b"ACL": aclcommands.acl,
 }
 
-_TX_FLAGS = ("noscript", "loading", "stale", "fast", "allow_busy")
-# Commands outside the engine's table: (arity, flags, first key, last key, step, group).
-_OTHERS: dict[str, tuple[int, tuple[str, ...], int, int, int, str]] = {
-    "hello": (-1, ("noscript", "loading", "stale", "fast", "no_auth"), 0, 0, 0, "connection"),
-    "ping": (-1, ("fast", "stale"), 0, 0, 0, "connection"),
-    "echo": (2, ("fast",), 0, 0, 0, "connection"),
-    "quit": (-1, ("noscript", "loading", "stale", "fast", "no_auth"), 0, 0, 0, "connection"),
-    "reset": (1, ("noscript", "loading", "stale", "fast", "no_auth"), 0, 0, 0, "connection"),
-    "select": (2, ("loading", "stale", "fast"), 0, 0, 0, "connection"),
-    "client": (-2, (), 0, 0, 0, "connection"),
-    "auth": (
-        -2,
-        ("noscript", "loading", "stale", "fast", "no_auth", "allow_busy"),
-        0,
-        0,
-        0,
-        "connection",
-    ),
-    "acl": (-2, (), 0, 0, 0, "server"),
-    "command": (-1, ("loading", "stale"), 0, 0, 0, "server"),
-    "wait": (3, ("noscript", "blocking"), 0, 0, 0, "generic"),
-    "role": (1, ("noscript", "loading", "stale", "fast"), 0, 0, 0, "server"),
-    "info": (-1, ("loading", "stale"), 0, 0, 0, "server"),
-    # transactions (multi.py), Redis 7's flags
-    "multi": (1, _TX_FLAGS, 0, 0, 0, "transactions"),
-    "exec": (1, ("noscript", "loading", "stale", "skip_slowlog"), 0, 0, 0, "transactions"),
-    "discard": (1, _TX_FLAGS, 0, 0, 0, "transactions"),
-    "watch": (-2, _TX_FLAGS, 1, -1, 1, "transactions"),
-    "unwatch": (1, _TX_FLAGS, 0, 0, 0, "transactions"),
-    # node/servercmds.py
-    "config": (-2, (), 0, 0, 0, "server"),
-    "time": (1, ("loading", "stale", "fast"), 0, 0, 0, "server"),
-    "lastsave": (1, ("loading", "stale", "fast"), 0, 0, 0, "server"),
-    "save": (1, ("admin", "noscript", "no_async_loading", "no_multi"), 0, 0, 0, "server"),
-    "bgsave": (-1, ("admin", "noscript", "no_async_loading"), 0, 0, 0, "server"),
-    "bgrewriteaof": (1, ("admin", "noscript", "no_async_loading"), 0, 0, 0, "server"),
-    "debug": (-2, ("admin", "noscript", "loading", "stale", "protected"), 0, 0, 0, "server"),
-    "shutdown": (-1, ("admin", "noscript", "loading", "stale", "no_multi"), 0, 0, 0, "server"),
-    "waitaof": (4, ("noscript", "blocking"), 0, 0, 0, "generic"),
-    "function": (-2, (), 0, 0, 0, "scripting"),
-    "script": (-2, (), 0, 0, 0, "scripting"),
-}
-_NO_KEYS = {"keys", "scan", "flushall", "dbsize", "xconfigset"}
-_ALL_KEYS = {"del", "exists"}
-_MOVABLE = {"xread", "xreadgroup"}
+# Commands outside the engine's table: the node's server commands and the edge's own.
+_OTHERS = ("hello", "ping", "echo", "quit", "reset", "select", "client", "auth", "acl",
+           "command", "wait", "role", "info", "multi", "exec", "discard", "watch", "unwatch",
+           "config", "time", "lastsave", "save", "bgsave", "bgrewriteaof", "debug", "shutdown",
+           "waitaof", "function", "script")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -92,12 +57,11 @@ class Info:
     last: int  # last key's; -1: the last argument
     step: int
     group: str  # COMMAND DOCS group
-    subcommands: tuple[Info, ...] = ()
+    subcommands: tuple[Info, ...] = ()  # the engine's containers': what find() looks up
+    listed: tuple[Info, ...] = ()  # the edge's containers': only shown
 
     def reply(self) -> Reply:
-        cats = [f"@{'write' if 'write' in self.flags else 'read'}", f"@{self.group}"]
-        if "blocking" in self.flags:
-            cats.append("@blocking")
+        cats = [f"@{c}" for c in SPECS[self.name].categories]
         return [
             self.name.encode(),
             self.arity,
@@ -108,7 +72,7 @@ class Info:
             [Status(c) for c in cats],
             [],
             [],
-            [s.reply() for s in self.subcommands],
+            [s.reply() for s in self.subcommands or self.listed],
         ]
 
     def docs(self) -> Reply:
@@ -123,33 +87,25 @@ class Info:
         return ReplyMap(fields)
 
 
-_SET_COMMANDS = {"sadd", "srem", "smembers", "sismember", "scard"}  # COMMAND DOCS's group
-
-
-def _engine_info(name: str, arity: int, write: bool, subs: tuple[Info, ...] = ()) -> Info:
-    flags: tuple[str, ...] = ("write",) if write else ("readonly",)
-    base = name.partition("|")[0]
-    if base in _MOVABLE:
-        flags += ("blocking", "movablekeys")
-    keys = (0, 0, 0) if base in _NO_KEYS | _MOVABLE else (1, -1, 1) if base in _ALL_KEYS else (
-        1, 1, 1
-    )  # fmt: skip
-    if "|" in name:
-        keys = (2, 2, 1) if base in ("xinfo", "xgroup", "memory") else keys
-    group = "stream" if base.startswith("x") else "set" if base in _SET_COMMANDS else "keyspace"
-    return Info(name, arity, flags, *keys, group, subs)
+def _info_of(name: str, arity: int, subs: tuple[Info, ...] = ()) -> Info:
+    """`name`'s Info: Redis's flags, keys and group (commandspec), run with `arity`."""
+    spec = SPECS[name]
+    return Info(name, arity, spec.flags, spec.first, spec.last, spec.step, spec.group, subs)
 
 
 def _table() -> dict[str, Info]:
     table: dict[str, Info] = {}
     for cmd in COMMANDS.values():
-        table[cmd.fullname] = _engine_info(cmd.fullname, cmd.arity, cmd.write)
+        table[cmd.fullname] = _info_of(cmd.fullname, cmd.arity)
     for container, subs in SUBCOMMANDS.items():
         name = container.decode()
-        infos = tuple(_engine_info(c.fullname, c.arity, c.write) for c in subs.values())
-        table[name] = Info(name, -2, (), 0, 0, 0, infos[0].group, infos)
-    for name, (arity, flags, first, last, step, group) in _OTHERS.items():
-        table[name] = Info(name, arity, flags, first, last, step, group)
+        infos = tuple(_info_of(c.fullname, c.arity) for c in subs.values())
+        table[name] = _info_of(name, SPECS[name].arity, infos)
+    for name in _OTHERS:
+        table[name] = _info_of(name, SPECS[name].arity)
+    for name in ("acl", "client", "config"):  # the subcommands ACL rules name
+        named = sorted(n for n in aclcats.TABLE if n.startswith(name + "|"))
+        table[name] = replace(table[name], listed=tuple(_info_of(n, SPECS[n].arity) for n in named))
     assert {n.decode().lower() for n in SERVER_COMMANDS} <= table.keys()
     assert {n.decode().lower() for n in EDGE_COMMANDS} <= table.keys()
     return dict(sorted(table.items()))
@@ -218,12 +174,20 @@ _NONE = Info("", 0, (), 0, 0, 0, "")
 def _info(argv: list[bytes]) -> Reply:
     if len(argv) == 2:
         return [i.reply() for i in TABLE.values()]
-    return [_find(a).reply() if a.lower().decode(errors="replace") in TABLE else None
-            for a in argv[2:]]  # fmt: skip
+    return [_named(a.lower().decode(errors="replace")) for a in argv[2:]]
 
 
-def _find(name: bytes) -> Info:
-    return TABLE[name.lower().decode(errors="replace")]
+def _named(name: str) -> Reply:
+    """COMMAND INFO of `name`, a command or a `container|sub` it answers; None if neither."""
+    info = TABLE.get(name)
+    if info is not None:
+        return info.reply()
+    container = name.partition("|")[0]
+    subs = {s.name: s for s in TABLE[container].subcommands} if container in TABLE else {}
+    if name in subs:
+        return subs[name].reply()
+    answered = "|" in name and name in aclcats.TABLE  # the edge's containers' subcommands
+    return _info_of(name, SPECS[name].arity).reply() if answered else None
 
 
 def _docs(argv: list[bytes]) -> Reply:
