@@ -97,6 +97,12 @@ def test_key_patterns() -> None:
     assert a.check(u, [b"COPY", b"logs:1", b"sink:2"]) is None
     assert a.check(u, [b"XINFO", b"STREAM", b"logs:1"]) is None
     assert a.check(u, [b"KEYS", b"*"]) is None  # no key arguments
+    # XCFGSET names its stream (Redis 8.8's key spec): checked like any write
+    assert a.check(u, [b"XCFGSET", b"other", b"IDMP-MAXSIZE", b"5"]) is not None
+    assert a.check(u, [b"XCFGSET", b"sink:1", b"IDMP-MAXSIZE", b"5"]) is None
+    assert a.check(u, [b"BLPOP", b"events:1", b"other", b"0"]) is not None
+    assert a.check(u, [b"BLPOP", b"events:1", b"events:2", b"0"]) is None  # not the timeout
+    assert a.check(u, [b"UNLINK", b"events:1", b"other"]) is not None
 
 
 def test_setuser_errors_leave_user_unchanged() -> None:

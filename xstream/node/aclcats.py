@@ -10,11 +10,12 @@ that command.
 
     WARNING: a command added to the engine, node/base.SERVER_COMMANDS, the RESP edge
     (commandinfo.py) or the gRPC services needs its row in commandspec.py, or no user but one
-    with +@all can run it (tests/unit/test_acl_rules.py checks the first three).
+    with +@all can run it (tests/unit/test_acl_rules.py and test_commandspec.py check).
 
-Keys: `keys_of(argv)` gives each key a command touches and what it needs: R (reads it), W
-(changes it) or RW; `%R~`, `%W~` and `~` patterns are checked against them (Redis's key specs,
-coarsened: a write needs W, a read R, a write that returns entries RW).
+Keys: `keys_of(argv)` gives each key a command touches (Redis's key range, commandspec.py)
+and what it needs: R (reads it), W (changes it) or RW; `%R~`, `%W~` and `~` patterns are
+checked against them (Redis's key specs, coarsened: a write needs W, a read R, a write that
+returns entries RW).
 """
 
 from __future__ import annotations
@@ -45,9 +46,6 @@ CLIENT_SUBCOMMANDS = ("id", "getname", "setname", "setinfo", "info", "list", "ki
                       "no-evict", "no-touch", "reply")  # fmt: skip
 
 _RETURNS_ENTRIES = {"xreadgroup", "xclaim", "xautoclaim", "rename", "renamenx", "move"}
-_NO_KEYS = {"keys", "scan", "flushall", "flushdb", "dbsize", "randomkey", "swapdb",
-            "xconfigset", "xcfgset", "xinfo|help", "xgroup|help"}  # fmt: skip
-_ALL_KEYS = {"del", "unlink", "exists"}
 _TWO_KEYS = {"copy", "rename", "renamenx"}
 
 
@@ -96,29 +94,23 @@ def commands_in(category: str) -> list[str]:
 
 
 def keys_of(name: str, argv: list[bytes]) -> list[tuple[bytes, str]]:
-    """(key, "R" | "W" | "RW") for each key of the command `name` (its fullname) in argv."""
-    base = name.partition("|")[0]
-    write = "write" in TABLE.get(name, ())
-    need = "RW" if base in _RETURNS_ENTRIES else "W" if write else "R"
-    if name in _NO_KEYS or name not in TABLE:
+    """(key, "R" | "W" | "RW") for each key of the command `name` (its fullname) in argv: the
+    keys Redis's key range names (commandspec; XREAD's and XREADGROUP's after STREAMS)."""
+    spec = SPECS.get(name)
+    if spec is None or name not in TABLE:
         return []
-    if base == "watch":
-        return [(k, "R") for k in argv[1:]]
-    if base in ("xread", "xreadgroup"):
-        return [(k, need) for k in _streams_keys(argv)]
-    if base in _ALL_KEYS:
-        return [(k, need) for k in argv[1:]]
-    if base in ("blpop", "brpop"):
-        return [(k, need) for k in argv[1:-1]]
-    if base in _TWO_KEYS:
+    base = name.partition("|")[0]
+    if base in _TWO_KEYS:  # the source, then the destination (written)
         return [(k, "R" if base == "copy" else "RW") for k in argv[1:2]] + [
             (k, "W") for k in argv[2:3]
         ]
-    if "|" in name:
-        return [(k, need) for k in argv[2:3]] if base in ("xinfo", "xgroup", "memory") else []
-    if base in OTHERS:
+    need = "RW" if base in _RETURNS_ENTRIES else "W" if "write" in spec.flags else "R"
+    if "movablekeys" in spec.flags:
+        return [(k, need) for k in _streams_keys(argv)]
+    if not spec.first:
         return []
-    return [(k, need) for k in argv[1:2]]
+    stop = spec.last + 1 if spec.last >= 0 else len(argv) + spec.last + 1
+    return [(k, need) for k in argv[spec.first : stop : spec.step]]
 
 
 def _streams_keys(argv: list[bytes]) -> list[bytes]:
