@@ -102,6 +102,7 @@ COMMANDS: Final[dict[bytes, Command]] = dict(
         _cmd("dbsize", keys.dbsize, 1, False),
         _cmd("set", strings.set_, -3, True),
         _cmd("get", strings.get, 2, False),
+        _cmd("strlen", strings.strlen, 2, False),
         _cmd("lpush", lists.lpush, -3, True),
         _cmd("rpush", lists.rpush, -3, True),
         _cmd("lpop", lists.lpop, -2, True),

@@ -1,4 +1,5 @@
-"""Strings, as far as a stream service needs them: SET (with Redis's options) and GET.
+"""Strings, as far as a stream service needs them: SET (with Redis's options), GET and STRLEN
+(what redis-cli --bigkeys asks of a string).
 
     SET key value [NX|XX] [GET] [EX s|PX ms|EXAT unix-s|PXAT unix-ms|KEEPTTL]
 
@@ -104,4 +105,13 @@ def get(ctx: Ctx) -> Reply:
     v = ctx.keyspace.get(ctx.argv[1])
     if v is None or isinstance(v, bytes):
         return v
+    raise wrong_type()
+
+
+def strlen(ctx: Ctx) -> Reply:
+    v = ctx.keyspace.get(ctx.argv[1])
+    if v is None:
+        return 0
+    if isinstance(v, bytes):
+        return len(v)
     raise wrong_type()

@@ -20,6 +20,8 @@ def test_list_replies_and_type_errors(redis_server: RedisServer) -> None:
         ("TYPE", "l"), ("LPUSH", "s", "x"), ("XADD", "l", "*", "f", "v"), ("GET", "l"),
         ("SET", "l", "x", "GET"), ("LPOP", "nope"), ("LPUSH", "l"), ("LPOP", "l"),
         ("RPOP", "l"), ("EXISTS", "l"), ("LRANGE", "nope", 0, -1),
+        ("STRLEN", "s"), ("STRLEN", "nope"), ("SET", "str", "hello"), ("STRLEN", "str"),
+        ("SET", "str", ""), ("STRLEN", "str"), ("STRLEN", "str", "x"), ("STRLEN",),
     ]:  # fmt: skip
         p.same(*ws)
 

@@ -204,6 +204,7 @@ REDIS: Final[dict[str, Spec]] = {
     "sismember": _s(3, "readonly fast", 1, 1, 1, "read set fast", "set"),
     "smembers": _s(2, "readonly", 1, 1, 1, "read set slow", "set"),
     "srem": _s(-3, "write fast", 1, 1, 1, "write set fast", "set"),
+    "strlen": _s(2, "readonly fast", 1, 1, 1, "read string fast", "string"),
     "swapdb": _s(3, "write fast", 0, 0, 0, "keyspace write fast dangerous", "server"),
     "sync": _s(
         1, "admin noscript no_async_loading no_multi", 0, 0, 0, "admin slow dangerous", "server"
