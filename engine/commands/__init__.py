@@ -30,6 +30,7 @@ from . import (
     keys,
     lists,
     nack,
+    objects,
     read,
     readgroup,
     sets,
@@ -150,6 +151,13 @@ SUBCOMMANDS: Final[dict[bytes, dict[bytes, Command]]] = {
         ]
     ),
     b"memory": dict([_cmd("memory|usage", keys.memory, -3, False)]),
+    b"object": dict(
+        [
+            _cmd("object|encoding", objects.object_encoding, 3, False),
+            _cmd("object|freq", objects.object_freq, 3, False),
+            _cmd("object|help", objects.object_help, 2, False),
+        ]
+    ),
 }
 
 

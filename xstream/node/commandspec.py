@@ -149,6 +149,10 @@ REDIS: Final[dict[str, Spec]] = {
     "multi": _s(
         1, "noscript loading stale fast allow_busy", 0, 0, 0, "fast transaction", "transactions"
     ),
+    "object": _s(-2, "", 0, 0, 0, "slow", "generic"),
+    "object|encoding": _s(3, "readonly", 2, 2, 1, "keyspace read slow", "generic"),
+    "object|freq": _s(3, "readonly", 2, 2, 1, "keyspace read slow", "generic"),
+    "object|help": _s(2, "loading stale", 0, 0, 0, "keyspace slow", "generic"),
     "persist": _s(2, "write fast", 1, 1, 1, "keyspace write fast", "generic"),
     "pexpire": _s(-3, "write fast", 1, 1, 1, "keyspace write fast", "generic"),
     "pexpireat": _s(-3, "write fast", 1, 1, 1, "keyspace write fast", "generic"),
