@@ -67,6 +67,8 @@ class Engine:
         self.apply_db = 0  # the db `apply` replays into; SELECT effects move it
         self._draws = 0  # RANDOMKEY draws so far
         self.clock = Clock()  # the running command's time and expiry mode (keyspace.py)
+        self.expired_keys = 0  # keys deleted past their time (INFO's expired_keys)
+        self.expired_keys_active = 0  # ... of them by expire_cycle (expired_keys_active)
         # Ctx's `draw`, bound once: compiled, binding it per command cost a getattr and an
         # object (~400 instructions of an XADD's)
         self._draw_next = self._draw
@@ -114,6 +116,10 @@ class Engine:
         if ctx.block is not None:
             ctx.block.db = db
         return Result(reply, effects, ctx.signaled, ctx.block, ctx.touched, ctx.dirty)
+
+    def reset_stats(self) -> None:
+        """CONFIG RESETSTAT: the counters INFO reads from the engine."""
+        self.expired_keys = self.expired_keys_active = 0
 
     def check_db(self, index: bytes | int) -> int:
         """The database index `index` names, or Redis's SELECT errors."""
@@ -172,6 +178,7 @@ class Engine:
                     break
         finally:
             self._stop()
+        self.expired_keys_active += len(self.clock.expired)
         result = Result(None)
         result.effects = self._with_expired(result, [], 0)
         if result.effects and result.effects[-1] == select(0):
@@ -209,6 +216,7 @@ class Engine:
         expired, self.clock.expired = self.clock.expired, []
         if not expired:
             return effects
+        self.expired_keys += len(expired)
         db = out.db if isinstance(out, Ctx) else db
         assert db is not None
         by_db: dict[int, list[bytes]] = {}

@@ -3,6 +3,7 @@ SAVE/BGSAVE/BGREWRITEAOF/LASTSAVE, DEBUG, WAITAOF, FUNCTION/SCRIPT FLUSH, SHUTDO
 
 from __future__ import annotations
 
+import socket
 import time
 
 import pytest
@@ -159,3 +160,56 @@ def test_shutdown_stops_the_node_after_a_snapshot(cluster: Cluster) -> None:
     primary.start()
     poll("the RESP port back", lambda: _answers(r))
     assert r.xlen("s") == 1
+
+
+def _stats(sock: socket.socket) -> tuple[dict[str, str], int]:
+    """INFO stats over a raw connection: its fields, and the reply's size on the wire."""
+    sock.sendall(b"INFO stats\r\n")
+    data = b""
+    while not data.startswith(b"$") or len(data) < _whole(data):
+        data += sock.recv(65536)
+    body = data[data.index(b"\r\n") + 2 : -2].decode()
+    fields = dict(line.split(":", 1) for line in body.splitlines() if ":" in line)
+    return fields, len(data)
+
+
+def _whole(data: bytes) -> int:
+    """The size of the bulk reply `data` begins, once its header is in (else a size past it)."""
+    if b"\r\n" not in data:
+        return len(data) + 1
+    head = data[: data.index(b"\r\n")]
+    return len(head) + 2 + int(head[1:]) + 2
+
+
+def test_info_counts_traffic_rates_and_expiry(cluster: Cluster) -> None:
+    _, r = _primary(cluster)
+    with socket.create_connection(("127.0.0.1", r.connection_pool.connection_kwargs["port"])) as s:
+        before, size = _stats(s)
+        s.sendall(b"PING\r\n")
+        assert s.recv(16) == b"+PONG\r\n"
+        after, _ = _stats(s)
+    # exactly this connection's bytes between the two reads: PING and the second INFO in,
+    # the first INFO's reply and PONG out
+    delta_in = int(after["total_net_input_bytes"]) - int(before["total_net_input_bytes"])
+    delta_out = int(after["total_net_output_bytes"]) - int(before["total_net_output_bytes"])
+    assert (delta_in, delta_out) == (len(b"PING\r\nINFO stats\r\n"), size + len(b"+PONG\r\n"))
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 0.5:  # ~0.5 s of pings: the rate is seen within 1.6 s
+        r.ping()
+    info = r.info("stats")
+    assert info["instantaneous_ops_per_sec"] > 0 and info["instantaneous_output_kbps"] > 0
+    assert info["total_forks"] == 0 and info["expired_keys"] == 0
+    r.set("gone", "v", px=1)
+    r.set("lazy", "v", px=1)
+    time.sleep(0.01)
+    r.set("lazy", "w", nx=True)  # the write finds it past its time (unless the cycle did)
+    poll("the active cycle", lambda: r.info("stats")["expired_keys_active"] >= 1)
+    poll("both expired", lambda: r.info("stats")["expired_keys"] == 2)
+    assert r.info("stats")["expired_keys_active"] in (1, 2) and r.get("lazy") == "w"
+    backlog = r.info("replication")
+    assert backlog["repl_backlog_active"] == 1 and backlog["repl_backlog_size"] > 0
+    first = backlog["repl_backlog_first_byte_offset"]
+    assert backlog["repl_backlog_histlen"] == backlog["master_repl_offset"] - first + 1
+    assert r.config_resetstat()
+    info = r.info("stats")
+    assert info["expired_keys"] == 0 and info["total_net_input_bytes"] < 100

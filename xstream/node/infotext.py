@@ -16,7 +16,12 @@ Where the numbers come from:
   rewritten, so `aof_rewrite_in_progress:0`. `rdb_*` are the snapshots': writes applied since
   the last one began, its time and status. The log's state is reported as Redis reports its
   AOF (`aof_last_write_status:ok|err`), with the cause and the free space beside it.
-* stats and errorstats: the process's counters (stats.py), the RESP and gRPC edges' both.
+* stats and errorstats: the process's counters (stats.py), the RESP and gRPC edges' both;
+  network bytes are the RESP clients' (replication's are gRPC's); expired keys are the
+  primary's engine's (a replica deletes a key when its primary's DEL arrives, as Redis's).
+  No fork, no eviction, no pub/sub: their counts are 0. keyspace_hits and keyspace_misses are
+  not counted (not shown).
+* replication: the primary's backlog (repl_backlog_*), its full and partial resyncs served.
 """
 
 from __future__ import annotations
@@ -148,16 +153,24 @@ def _persistence(info: dict[str, Any]) -> list[tuple[str, object]]:
 
 
 def _stats(info: dict[str, Any]) -> list[tuple[str, object]]:
+    ops, kbps_in, kbps_out = STATS.instantaneous()
     return [
         ("total_connections_received", STATS.connections_received),
         ("total_commands_processed", STATS.commands_processed),
-        ("instantaneous_ops_per_sec", 0),
+        ("instantaneous_ops_per_sec", ops),
+        ("total_net_input_bytes", STATS.net_input_bytes),
+        ("total_net_output_bytes", STATS.net_output_bytes),
+        ("instantaneous_input_kbps", f"{kbps_in:.2f}"),
+        ("instantaneous_output_kbps", f"{kbps_out:.2f}"),
         ("rejected_connections", 0),
-        ("expired_keys", 0),
+        ("sync_full", info.get("full_syncs", 0)),
+        ("sync_partial_ok", info.get("partial_syncs", 0)),
+        ("expired_keys", info.get("expired_keys", 0)),
+        ("expired_keys_active", info.get("expired_keys_active", 0)),
         ("evicted_keys", 0),
-        ("keyspace_hits", 0),
-        ("keyspace_misses", 0),
         ("pubsub_channels", 0),
+        ("total_forks", 0),  # snapshots are written by the process itself, never a fork
+        ("latest_fork_usec", 0),
         ("total_error_replies", STATS.error_replies),
     ]
 
@@ -188,6 +201,10 @@ def _replication(info: dict[str, Any]) -> list[tuple[str, object]]:
         ("master_replid2", info.get("replid2") or "0" * 40),
         ("master_repl_offset", info["offset"]),
         ("second_repl_offset", info.get("replid2_end", 0) if info.get("replid2") else -1),
+        ("repl_backlog_active", 1),
+        ("repl_backlog_size", info.get("backlog_size", 0)),
+        ("repl_backlog_first_byte_offset", info.get("backlog_start", 0) + 1),
+        ("repl_backlog_histlen", info["offset"] - info.get("backlog_start", 0)),
         ("xstream_epoch", info.get("epoch", 0)),
     ]
     return lines

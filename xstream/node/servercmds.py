@@ -82,6 +82,7 @@ async def config(node: Node, argv: Argv, client_offset: int) -> Answer:
         return await _config_set(node, argv), node.offset
     if sub == b"resetstat":
         STATS.reset()
+        node.engine.reset_stats()
         return OK, node.offset
     if sub == b"rewrite":
         raise StreamError("The server is running without a config file")

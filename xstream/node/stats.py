@@ -8,6 +8,10 @@
     STATS.calls_in_batch(counts, total, usec)  a batch's commands (EXEC, pipelined writes)
     STATS.changed(n)             n writes applied (a primary's commit, a replica's records)
     STATS.saving(), saved(mark)  a snapshot began / was written (see `changes_since_save`)
+    STATS.net_input_bytes, net_output_bytes   bytes read from and written to RESP clients
+    STATS.sample(now)            every SAMPLE_SECONDS (runner.py): the instantaneous_* rates,
+                                 each the mean of the last SAMPLES intervals' (Redis's
+                                 trackInstantaneousMetric: 16 samples, 100 ms apart)
     STATS.reset()                CONFIG RESETSTAT
 
 The one home of these counts: Prometheus's xstream_commands_total and xstream_errors_total
@@ -21,7 +25,11 @@ without being handed it. All increments happen on the event loop.
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable
+
+SAMPLE_SECONDS = 0.1  # Redis samples its instantaneous metrics in serverCron at hz 10
+SAMPLES = 16  # STATS_METRIC_SAMPLES
 
 
 class Tally(dict[str, int]):
@@ -53,6 +61,10 @@ class Stats:
         self.usec: Tally = Tally()  # ... usec (time inside the node, blocking included)
         self.rejected: Tally = Tally()  # ... rejected_calls (refused before running)
         self.failed: Tally = Tally()  # ... failed_calls (ran and answered an error)
+        self.net_input_bytes = 0  # total_net_input_bytes (RESP clients)
+        self.net_output_bytes = 0  # total_net_output_bytes
+        self._last: tuple[float, int, int, int] | None = None  # the last sample's counts
+        self._rates: deque[tuple[float, float, float]] = deque(maxlen=SAMPLES)
 
     def connected(self) -> None:
         self.connections_received += 1
@@ -106,9 +118,34 @@ class Stats:
             self.last_save = int(time.time())
             self.changes_at_save = max(self.changes_at_save, mark)
 
+    def sample(self, now: float) -> None:
+        """One sample at monotonic time `now`: the rates since the one before."""
+        ops, bytes_in, bytes_out = (
+            self.commands_processed,
+            self.net_input_bytes,
+            self.net_output_bytes,
+        )
+        last, self._last = self._last, (now, ops, bytes_in, bytes_out)
+        if last is None or now <= last[0]:
+            return
+        then, ops0, in0, out0 = last
+        dt = now - then
+        self._rates.append(((ops - ops0) / dt, (bytes_in - in0) / dt, (bytes_out - out0) / dt))
+
+    def instantaneous(self) -> tuple[int, float, float]:
+        """(instantaneous_ops_per_sec, instantaneous_input_kbps, ..._output_kbps)."""
+        n = len(self._rates)
+        if not n:
+            return 0, 0.0, 0.0
+        ops, bytes_in, bytes_out = (sum(r[i] for r in self._rates) / n for i in range(3))
+        return round(ops), round(bytes_in / 1024, 2), round(bytes_out / 1024, 2)
+
     def reset(self) -> None:
         """CONFIG RESETSTAT: the counters Redis's resetServerStats clears."""
         self.connections_received = self.commands_processed = self.error_replies = 0
+        self.net_input_bytes = self.net_output_bytes = 0
+        self._last = None
+        self._rates.clear()
         for counter in (self.errors, self.calls, self.usec, self.rejected, self.failed):
             counter.clear()
 

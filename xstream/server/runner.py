@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,7 +47,7 @@ from xstream.node.base import Node
 from xstream.node.expiry import run_active_expiry
 from xstream.node.infotext import event_loop
 from xstream.node.logs import slog
-from xstream.node.stats import STATS
+from xstream.node.stats import SAMPLE_SECONDS, STATS
 from xstream.node.store import Recovery, Store
 from xstream.node.tls import POLL_SECONDS, Tls
 from xstream.primary.primary import Primary
@@ -161,7 +162,15 @@ async def _serve_host(cfg: NodeConfig, host: Host, store: Store) -> Running:
     running.tasks.append(asyncio.create_task(watch_disk(host, store)))
     running.tasks.append(asyncio.create_task(run_active_expiry(lambda: host.node)))
     running.tasks.append(asyncio.create_task(trim_heap()))
+    running.tasks.append(asyncio.create_task(sample_stats()))
     return running
+
+
+async def sample_stats(every: float = SAMPLE_SECONDS) -> None:
+    """INFO's instantaneous_* rates: a sample of the counters every `every` seconds."""
+    while True:
+        STATS.sample(time.monotonic())
+        await asyncio.sleep(every)
 
 
 async def trim_heap(every: float = HEAP_TRIM_SECONDS) -> None:

@@ -179,6 +179,7 @@ class RespConnection(asyncio.Protocol):
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     def data_received(self, data: bytes) -> None:
+        STATS.net_input_bytes += len(data)
         self.parser.feed(data)
         if self.parser.buffered > self.server.query_buffer_limit:
             assert self.session is not None and self.transport is not None
@@ -226,7 +227,9 @@ class RespConnection(asyncio.Protocol):
         assert session is not None and transport is not None
         try:
             self._batch_started(batch, session)
-            transport.writelines(self._encode_batch(replies, session))
+            out = self._encode_batch(replies, session)
+            STATS.net_output_bytes += sum(map(len, out))
+            transport.writelines(out)
         except Exception as e:  # a bug, as _run says it
             self._fail(e)
             return
@@ -313,6 +316,7 @@ class RespConnection(asyncio.Protocol):
         if reply is None:
             self._held.insert(0, argv)
             return False
+        STATS.net_output_bytes += len(reply)
         transport.writelines((reply,))
         return alone or not (self._held or parser.buffered)
 
@@ -398,6 +402,7 @@ class RespConnection(asyncio.Protocol):
         if out:
             assert self.transport is not None
             if not self._lost:
+                STATS.net_output_bytes += sum(map(len, out))
                 self.transport.writelines(out)
             out.clear()
 
