@@ -120,6 +120,7 @@ class Engine:
     def reset_stats(self) -> None:
         """CONFIG RESETSTAT: the counters INFO reads from the engine."""
         self.expired_keys = self.expired_keys_active = 0
+        self.clock.hits = self.clock.misses = 0
 
     def check_db(self, index: bytes | int) -> int:
         """The database index `index` names, or Redis's SELECT errors."""

@@ -14,7 +14,8 @@ depends on the engine's `Clock` (which Engine.execute sets for each command):
     EXPIRE   writes on the primary             is deleted first, and noted in
                                                `clock.expired` (the engine ships a DEL)
 
-`get`, `stream`, `in`, `delete` and `stream_or_create` are lookups; `data` and `expires`,
+`get`, `stream`, `in`, `delete` and `stream_or_create` are lookups (a read's count in
+INFO's keyspace_hits and keyspace_misses; `alive` is one that does not); `data` and `expires`,
 iteration and `len` are the raw contents (DBSIZE counts keys not yet expired, as Redis's).
 
 Active expiry (`due`) finds the keys past their time without looking at the others: a min-heap
@@ -51,12 +52,14 @@ class Mode(enum.Enum):
 class Clock:
     """The time and expiry mode of the command running now, shared by an engine's keyspaces."""
 
-    __slots__ = ("expired", "mode", "now_ms")
+    __slots__ = ("expired", "hits", "misses", "mode", "now_ms")
 
     def __init__(self) -> None:
         self.now_ms = 0  # the running command's time; 0 between commands
         self.mode = Mode.KEEP  # KEEP between commands
         self.expired: list[Expired] = []  # deletions the running command's lookups made
+        self.hits = 0  # reads' lookups that found their key (INFO's keyspace_hits)
+        self.misses = 0  # ... that did not (keyspace_misses)
 
 
 Expired = tuple["Keyspace", bytes, Value, int]  # (keyspace, key, value, when): undo material
@@ -83,10 +86,38 @@ class Keyspace:
         return self.get(key) is not None
 
     def get(self, key: bytes) -> Value | None:
+        """The value at `key`, None if missing; a read's lookup (HIDE) counts a hit or a miss,
+        as Redis's lookupKeyRead."""
+        v = self.data.get(key)
+        if v is not None and self.expires and self._gone(key):
+            v = None
+        clock = self.clock
+        if clock.mode is Mode.HIDE:
+            if v is None:
+                clock.misses += 1
+            else:
+                clock.hits += 1
+        return v
+
+    def peek(self, key: bytes) -> Value | None:
+        """`get` without counting a lookup: what Redis looks up without stats (KEYS and SCAN
+        walking the keys, MEMORY USAGE)."""
         v = self.data.get(key)
         if v is not None and self.expires and self._gone(key):
             return None
         return v
+
+    def alive(self, key: bytes) -> bool:
+        """Whether `key` is there now, as `in` says, without counting a lookup."""
+        return self.peek(key) is not None
+
+    def note_read(self, found: bool) -> None:
+        """A lookup a write command makes as Redis's lookupKeyRead (XREADGROUP's streams, COPY's
+        source): counted as a read's."""
+        if found:
+            self.clock.hits += 1
+        else:
+            self.clock.misses += 1
 
     def _gone(self, key: bytes) -> bool:
         """Whether `key` counts as missing now (see the module doc); EXPIRE deletes it."""

@@ -853,6 +853,8 @@ class Primary(Node):
             "backlog_start": self.backlog.start,
             "backlog_size": self.backlog.capacity,
             "expired_keys": self.engine.expired_keys,
+            "keyspace_hits": self.engine.clock.hits,
+            "keyspace_misses": self.engine.clock.misses,
             "expired_keys_active": self.engine.expired_keys_active,
             "snapshot_offset": self.store.snapshot_offset,
             "fsync": self.store.fsync,

@@ -517,6 +517,8 @@ class Replica(Node):
             "partial_syncs": self.partial_syncs,
             "snapshot_offset": self.store.snapshot_offset,
             "fsync": self.store.fsync,
+            "keyspace_hits": self.engine.clock.hits,
+            "keyspace_misses": self.engine.clock.misses,
             "apply_lag_p50_ms": pct(0.5),
             "apply_lag_p99_ms": pct(0.99),
             "blocked_clients": self.blocked_clients,

@@ -99,6 +99,7 @@ def copy(ctx: Ctx) -> Reply:
     if dst == ctx.db and key == newkey:
         raise _same_objects()
     value = ctx.keyspace.get(key)
+    ctx.keyspace.note_read(value is not None)  # COPY reads its source (lookupKeyRead)
     if value is None:
         return 0
     target = ctx.dbs[dst]

@@ -47,7 +47,7 @@ def keys(ctx: Ctx) -> Reply:
     pattern = ctx.argv[1]
     everything = pattern == b"*"
     ks = ctx.keyspace
-    return [k for k in list(ks) if (everything or glob.match(pattern, k)) and k in ks]
+    return [k for k in list(ks) if (everything or glob.match(pattern, k)) and ks.alive(k)]
 
 
 def dbsize(ctx: Ctx) -> Reply:
@@ -91,11 +91,11 @@ def scan(ctx: Ctx) -> Reply:
     next_cursor = order[end][0] if end < len(order) else 0
     found = []
     for _, k in page:
-        if k not in ctx.keyspace:
+        if not ctx.keyspace.alive(k):
             continue
         if pattern is not None and not glob.match(pattern, k):
             continue
-        if want_type is not None and type_name(ctx.keyspace.get(k)) != want_type:
+        if want_type is not None and type_name(ctx.keyspace.peek(k)) != want_type:
             continue
         found.append(k)
     return [b"%d" % next_cursor, found]  # type: ignore[list-item]
@@ -146,5 +146,5 @@ def memory(ctx: Ctx) -> Reply:
         raise syntax_error()
     if len(argv) == 5:
         parse_ll(argv[4])
-    v = ctx.keyspace.get(argv[2])
+    v = ctx.keyspace.peek(argv[2])
     return None if v is None else memory_usage(argv[2], v)

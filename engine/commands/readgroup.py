@@ -53,6 +53,7 @@ def xreadgroup(ctx: Ctx) -> Reply:
     targets: list[tuple[bytes, Stream, ConsumerGroup, StreamID | None]] = []
     for k, key in enumerate(keys):
         s = ctx.keyspace.stream(key)
+        ctx.keyspace.note_read(s is not None)  # Redis looks each stream up as a read, twice
         g = s.cgroups.get(o.group) if s is not None else None
         if s is None or g is None:
             raise nogroup(key, o.group, " in XREADGROUP with GROUP option")
@@ -64,6 +65,7 @@ def xreadgroup(ctx: Ctx) -> Reply:
         targets.append((key, s, g, _NEW if after == MAX_ID else after))
     out = PairMap()
     for key, s, g, after in targets:
+        ctx.keyspace.note_read(True)
         served = _serve(ctx, o, key, s, g, after)
         if served is not None:
             out.append([key, served])

@@ -199,6 +199,12 @@ def test_info_counts_traffic_rates_and_expiry(cluster: Cluster) -> None:
     info = r.info("stats")
     assert info["instantaneous_ops_per_sec"] > 0 and info["instantaneous_output_kbps"] > 0
     assert info["total_forks"] == 0 and info["expired_keys"] == 0
+    r.get("nokey")
+    r.set("here", "v")
+    r.get("here")
+    info, again = r.info("stats"), r.info("stats")
+    assert (info["keyspace_hits"], info["keyspace_misses"]) == (1, 1)
+    assert again["keyspace_hits"] == 1  # INFO looks nothing up
     r.set("gone", "v", px=1)
     r.set("lazy", "v", px=1)
     time.sleep(0.01)

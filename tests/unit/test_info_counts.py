@@ -42,3 +42,26 @@ def test_expired_keys_lazy_and_active() -> None:
     assert (e.expired_keys, e.expired_keys_active) == (2, 1)
     e.reset_stats()
     assert (e.expired_keys, e.expired_keys_active) == (0, 0)
+
+
+def test_keyspace_hits_and_misses_as_redis_counts_them() -> None:
+    """Each command's (hits, misses), as a Redis 8.8.0 server counted the same sequence."""
+    e = Engine()
+    for words in (("SET", "a", "1"), ("XADD", "s", "1-1", "f", "v"), ("RPUSH", "l", "x")):
+        call(e, *words)
+    for words, counted in [
+        (("GET", "a"), (1, 0)), (("GET", "nokey"), (0, 1)), (("XRANGE", "s", "-", "+"), (1, 0)),
+        (("EXISTS", "a", "nokey", "s"), (2, 1)), (("TYPE", "nokey"), (0, 1)),
+        (("KEYS", "*"), (0, 0)), (("SCAN", "0", "TYPE", "string"), (0, 0)), (("DBSIZE",), (0, 0)),
+        (("RANDOMKEY",), (0, 0)), (("MEMORY", "USAGE", "s"), (0, 0)), (("TTL", "a"), (1, 0)),
+        (("OBJECT", "ENCODING", "a"), (1, 0)), (("LRANGE", "l", 0, -1), (1, 0)),
+        (("XREAD", "STREAMS", "s", "nokey", "0", "0"), (2, 2)), (("SET", "b", "2"), (0, 0)),
+        (("XGROUP", "CREATE", "s", "g", "0"), (0, 0)),
+        (("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"), (2, 0)),
+        (("COPY", "a", "c"), (1, 0)), (("LPOP", "l"), (0, 0)),
+    ]:  # fmt: skip
+        before = (e.clock.hits, e.clock.misses)
+        call(e, *words)
+        assert (e.clock.hits - before[0], e.clock.misses - before[1]) == counted, words
+    e.reset_stats()
+    assert (e.clock.hits, e.clock.misses) == (0, 0)

@@ -19,8 +19,8 @@ Where the numbers come from:
 * stats and errorstats: the process's counters (stats.py), the RESP and gRPC edges' both;
   network bytes are the RESP clients' (replication's are gRPC's); expired keys are the
   primary's engine's (a replica deletes a key when its primary's DEL arrives, as Redis's).
-  No fork, no eviction, no pub/sub: their counts are 0. keyspace_hits and keyspace_misses are
-  not counted (not shown).
+  keyspace_hits and keyspace_misses count reads' key lookups (the engine's, keyspace.py). No
+  fork, no eviction, no pub/sub: their counts are 0.
 * replication: the primary's backlog (repl_backlog_*), its full and partial resyncs served.
 """
 
@@ -154,6 +154,7 @@ def _persistence(info: dict[str, Any]) -> list[tuple[str, object]]:
 
 def _stats(info: dict[str, Any]) -> list[tuple[str, object]]:
     ops, kbps_in, kbps_out = STATS.instantaneous()
+    served = info if info["role"] == "primary" else {}
     return [
         ("total_connections_received", STATS.connections_received),
         ("total_commands_processed", STATS.commands_processed),
@@ -163,11 +164,13 @@ def _stats(info: dict[str, Any]) -> list[tuple[str, object]]:
         ("instantaneous_input_kbps", f"{kbps_in:.2f}"),
         ("instantaneous_output_kbps", f"{kbps_out:.2f}"),
         ("rejected_connections", 0),
-        ("sync_full", info.get("full_syncs", 0)),
-        ("sync_partial_ok", info.get("partial_syncs", 0)),
+        ("sync_full", served.get("full_syncs", 0)),  # resyncs served (a replica's: its own)
+        ("sync_partial_ok", served.get("partial_syncs", 0)),
         ("expired_keys", info.get("expired_keys", 0)),
         ("expired_keys_active", info.get("expired_keys_active", 0)),
         ("evicted_keys", 0),
+        ("keyspace_hits", info.get("keyspace_hits", 0)),
+        ("keyspace_misses", info.get("keyspace_misses", 0)),
         ("pubsub_channels", 0),
         ("total_forks", 0),  # snapshots are written by the process itself, never a fork
         ("latest_fork_usec", 0),
