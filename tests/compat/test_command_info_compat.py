@@ -117,3 +117,23 @@ def test_a_subcommand_by_its_full_name(clients: tuple[redis.Redis, redis.Redis])
         assert fields(ours) == fields(theirs), name
     for name in ("xgroup|nosuch", "nosuch|get", "nosuch"):
         assert info(theirs_client, name) is None and info(ours_client, name) is None, name
+
+
+def test_docs_give_redis_since_and_group(clients: tuple[redis.Redis, redis.Redis]) -> None:
+    theirs_client, ours_client = clients
+
+    def docs(client: redis.Redis, name: str) -> dict[bytes, object]:
+        reply = client.execute_command("COMMAND", "DOCS", name)  # redis-py makes it a dict
+        assert isinstance(reply, dict) and list(reply) == [name.encode()], name
+        doc = reply[name.encode()]
+        assert isinstance(doc, dict), name
+        return doc
+
+    compared = 0
+    for name in names(ours_client):
+        if info(theirs_client, name) is None:
+            continue
+        ours, theirs = docs(ours_client, name), docs(theirs_client, name)
+        assert (ours[b"since"], ours[b"group"]) == (theirs[b"since"], theirs[b"group"]), name
+        compared += 1
+    assert compared > 90

@@ -76,13 +76,14 @@ class Info:
         ]
 
     def docs(self) -> Reply:
-        fields: list[tuple[bytes, Reply]] = [
-            (b"summary", b""),
-            (b"since", b"1.0.0"),
-            (b"group", self.group.encode()),
-        ]
-        if self.subcommands:
-            subs = ReplyMap((s.name.encode(), s.docs()) for s in self.subcommands)
+        """COMMAND DOCS's map: the version that added it and its group (Redis's, from
+        commandspec; no summary or arguments: those are Redis's prose and not kept here)."""
+        since = SPECS[self.name].since
+        fields: list[tuple[bytes, Reply]] = [(b"since", since.encode())] if since else []
+        fields.append((b"group", self.group.encode()))
+        listed = self.subcommands or self.listed
+        if listed:
+            subs = ReplyMap((s.name.encode(), s.docs()) for s in listed)
             fields.append((b"subcommands", subs))
         return ReplyMap(fields)
 
@@ -174,25 +175,28 @@ _NONE = Info("", 0, (), 0, 0, 0, "")
 def _info(argv: list[bytes]) -> Reply:
     if len(argv) == 2:
         return [i.reply() for i in TABLE.values()]
-    return [_named(a.lower().decode(errors="replace")) for a in argv[2:]]
+    found = (_named(a.lower().decode(errors="replace")) for a in argv[2:])
+    return [None if i is None else i.reply() for i in found]
 
 
-def _named(name: str) -> Reply:
-    """COMMAND INFO of `name`, a command or a `container|sub` it answers; None if neither."""
+def _named(name: str) -> Info | None:
+    """The Info of `name`, a command or a `container|sub` it answers; None if neither."""
     info = TABLE.get(name)
     if info is not None:
-        return info.reply()
+        return info
     container = name.partition("|")[0]
-    subs = {s.name: s for s in TABLE[container].subcommands} if container in TABLE else {}
-    if name in subs:
-        return subs[name].reply()
-    answered = "|" in name and name in aclcats.TABLE  # the edge's containers' subcommands
-    return _info_of(name, SPECS[name].arity).reply() if answered else None
+    info = TABLE.get(container)
+    for sub in (*info.subcommands, *info.listed) if info is not None else ():
+        if sub.name == name:
+            return sub
+    return None
 
 
 def _docs(argv: list[bytes]) -> Reply:
-    names = [a.lower().decode(errors="replace") for a in argv[2:]] or list(TABLE)
-    return ReplyMap((n.encode(), TABLE[n].docs()) for n in names if n in TABLE)
+    if len(argv) == 2:
+        return ReplyMap((n.encode(), i.docs()) for n, i in TABLE.items())
+    found = (_named(a.lower().decode(errors="replace")) for a in argv[2:])
+    return ReplyMap((i.name.encode(), i.docs()) for i in found if i is not None)
 
 
 def _list(argv: list[bytes]) -> Reply:
