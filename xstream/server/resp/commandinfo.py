@@ -77,10 +77,13 @@ class Info:
 
     def docs(self) -> Reply:
         """COMMAND DOCS's map: the version that added it and its group (Redis's, from
-        commandspec; no summary or arguments: those are Redis's prose and not kept here)."""
+        commandspec); the summary and the arguments are empty (Redis's are its prose, not
+        kept here; redis-cli's help prints "(null)" where they are missing)."""
         since = SPECS[self.name].since
-        fields: list[tuple[bytes, Reply]] = [(b"since", since.encode())] if since else []
-        fields.append((b"group", self.group.encode()))
+        fields: list[tuple[bytes, Reply]] = [(b"summary", b"")]
+        if since:
+            fields.append((b"since", since.encode()))
+        fields += [(b"group", self.group.encode()), (b"arguments", [])]
         listed = self.subcommands or self.listed
         if listed:
             subs = ReplyMap((s.name.encode(), s.docs()) for s in listed)
