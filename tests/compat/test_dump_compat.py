@@ -180,6 +180,29 @@ def test_small_nodes(redis_factory: object) -> None:
         _compare(pair, "s")
 
 
+def test_lists_and_sets_in_7_0_encodings(pair: Pair) -> None:
+    """7.0 dumps lists as quicklists (type 18: listpack nodes, a plain node for an element
+    over 8 KiB), integer sets as intsets (11), other sets as type 2: each restores here."""
+    writes: list[tuple[str | int, ...]] = [
+        ("RPUSH", "l", "a", "b", 1, -7, "x" * 70, 2**40),
+        ("RPUSH", "big", *range(3000)),
+        ("RPUSH", "huge", "x" * 9000, "y"),
+        ("SADD", "ints", 1, 2, -5, 70000, 5_000_000_000),
+        ("SADD", "words", "a", "b", 12),
+    ]
+    for words in writes:
+        pair.seven(*words)
+    for key, encoding in [("l", b"quicklist"), ("big", b"quicklist"), ("huge", b"quicklist"),
+                          ("ints", b"intset"), ("words", b"hashtable")]:  # fmt: skip
+        assert pair.seven("OBJECT", "ENCODING", key) == encoding
+        pair.move(key)
+        pair.same("TYPE", key)
+    for key in ("l", "big", "huge"):
+        pair.same("LRANGE", key, 0, -1)
+    for key in ("ints", "words"):
+        assert sorted(pair.ours("SMEMBERS", key)) == sorted(pair.seven("SMEMBERS", key))  # type: ignore[arg-type]
+
+
 def test_7_0_refuses_8_8_payloads_as_newer(pair: Pair) -> None:
     pair.ours("XADD", "s", "1-1", "f", "v")
     pair.ours("SET", "k", "v")

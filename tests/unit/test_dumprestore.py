@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from xstream.engine import OK, Engine, EngineConfig, StreamError, rdb
+from xstream.engine import OK, Engine, EngineConfig, StreamError, listpack, rdb
 from xstream.engine import lzf as lzf_
 from xstream.engine.crc64 import crc64
 from xstream.engine.ids import MIN_ID, StreamID
@@ -379,3 +379,55 @@ def test_node_without_live_entries_is_refused_as_redis_8_8_does() -> None:
     assert isinstance(s, Stream) and s.length == 0 and len(s.rax) == 1
     with pytest.raises(StreamError, match="Bad data format"):
         run(e, "RESTORE", "t", 0, run(e, "DUMP", "s"))
+
+
+# DUMP payloads a Redis 8.8.0 server wrote: RPUSH l a b 1 (a quicklist of one listpack node),
+# SADD w a b (a listpack set), SADD z 3 1 2 (an intset)
+REDIS_8_8 = {
+    b"l": "1201020f0f00000003008161028162020101ff0e009240733514fd4d53",
+    b"w": "140d0d0000000200816102816202ff0e0011686fb8e70f2bac",
+    b"z": "0b0e02000000030000000100020003000e00d759849d3e5d596a",
+}
+
+
+def test_redis_8_8_list_and_set_encodings_restore() -> None:
+    e = Engine()
+    for key, payload in REDIS_8_8.items():
+        assert e.execute([b"RESTORE", key, b"0", bytes.fromhex(payload)]).reply == OK
+    assert e.execute([b"LRANGE", b"l", b"0", b"-1"]).reply == [b"a", b"b", b"1"]
+    assert e.execute([b"SMEMBERS", b"w"]).reply in ([b"a", b"b"], [b"b", b"a"])
+    assert sorted(e.execute([b"SMEMBERS", b"z"]).reply) == [b"1", b"2", b"3"]  # type: ignore[type-var]
+
+
+def _body(kind: int, *strings: bytes, lengths: tuple[int, ...] = ()) -> bytes:
+    w = Writer()
+    w.raw(bytes((kind,)))
+    for n in lengths:
+        w.length(n)
+    for s in strings:
+        w.string(s)
+    return rdb.seal(b"".join(w.parts))
+
+
+def test_malformed_compact_encodings_are_bad_data() -> None:
+    intset = bytes.fromhex("0200000003000000010003000200")  # not ascending
+    wide = bytes.fromhex("0300000001000000010000")  # a 3-byte width
+    twice = rdb_listpack([b"a", b"a"])
+    empty = rdb_listpack([])
+    for payload in (
+        _body(rdb.TYPE_SET_INTSET, intset),
+        _body(rdb.TYPE_SET_INTSET, wide),
+        _body(rdb.TYPE_SET_LISTPACK, twice),
+        _body(rdb.TYPE_SET_LISTPACK, empty),
+        _body(rdb.TYPE_LIST_QUICKLIST_2, empty, lengths=(1, 2)),  # only an empty node
+        _body(rdb.TYPE_LIST_QUICKLIST_2, b"x", lengths=(1, 3)),  # container 3
+        _body(rdb.TYPE_LIST_QUICKLIST_2, b"\x07\x00\x00\x00\x01\x00", lengths=(1, 2)),  # cut
+    ):
+        e = Engine()
+        with pytest.raises(StreamError, match="Bad data format"):
+            e.execute([b"RESTORE", b"k", b"0", payload])
+        assert e.key_count() == 0
+
+
+def rdb_listpack(items: list[bytes]) -> bytes:
+    return bytes(listpack.build(items))
