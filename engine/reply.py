@@ -11,6 +11,8 @@ A reply is built from a few Python types, each standing for one RESP type:
     ReplyMap       -> map               (RESP3 %n; RESP2 a flat array of key, value, ...)
     PairMap        -> map               (RESP3 %n; RESP2 an array of [key, value] pairs:
                                          XREAD / XREADGROUP's per-stream reply)
+    ReplySet       -> set               (RESP3 ~n; RESP2 an array: SMEMBERS, COMMAND INFO's
+                                         flags and categories)
     EncodedRun     -> array of entries  (the list [[id, [field, value, ...]], ...]
                                          already in an edge's wire form; only where the
                                          caller asked for it: EntryForm)
@@ -69,6 +71,12 @@ class PairMap(list["list[Reply]"]):
     __slots__ = ()
 
 
+class ReplySet(list["Reply"]):
+    """A set's members: an array in RESP2, a set in RESP3."""
+
+    __slots__ = ()
+
+
 # The form a read answers stream entries in: a reply shape, chosen by the caller that encodes
 # the reply (an edge, through Node.execute and Engine.execute's `entries`); the entries are the
 # same either way.
@@ -122,7 +130,9 @@ class EncodedRun:
             self.size += other.size
 
 
-Reply = Union[int, bytes, None, _NullArray, Status, ReplyMap, PairMap, EncodedRun, "list[Reply]"]
+Reply = Union[
+    int, bytes, None, _NullArray, Status, ReplyMap, PairMap, ReplySet, EncodedRun, "list[Reply]"
+]
 
 
 def flatten(reply: Reply) -> Reply:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from ..context import Ctx
 from ..errors import wrong_type
 from ..keyspace import SetValue
-from ..reply import Reply
+from ..reply import Reply, ReplySet
 
 
 def _set(ctx: Ctx, key: bytes) -> SetValue | None:
@@ -64,8 +64,7 @@ def srem(ctx: Ctx) -> Reply:
 
 def smembers(ctx: Ctx) -> Reply:
     members = _set(ctx, ctx.argv[1])
-    reply: list[Reply] = [] if members is None else [*sorted(members)]
-    return reply
+    return ReplySet() if members is None else ReplySet(sorted(members))
 
 
 def sismember(ctx: Ctx) -> Reply:

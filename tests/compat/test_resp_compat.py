@@ -60,7 +60,8 @@ SESSIONS = {
     "multi resp3": b"HELLO 3\r\nFLUSHALL\r\nMULTI\r\nXADD t 1-1 f v\r\n"
     b"XREAD BLOCK 0 STREAMS t $\r\nXRANGE t - +\r\nXADD t 0-1 f v\r\nEXEC\r\n",
     "resp3": b"HELLO 3\r\nXADD r 1-1 f v\r\nXREAD STREAMS r 0\r\nXRANGE r - + COUNT 0\r\n"
-    b"XREAD STREAMS r 9-9\r\nCLIENT GETNAME\r\nXADD nokey NOMKSTREAM * a 1\r\nRESET\r\n"
+    b"XREAD STREAMS r 9-9\r\nCLIENT GETNAME\r\nXADD nokey NOMKSTREAM * a 1\r\n"
+    b"SADD set3 m\r\nSMEMBERS set3\r\nSMEMBERS nokey\r\nRESET\r\nSMEMBERS set3\r\n"
     b"XREAD STREAMS r 0\r\n",
 }
 

@@ -41,6 +41,7 @@ from xstream.engine.reply import (
     PairMap,
     Reply,
     ReplyMap,
+    ReplySet,
     Status,
 )
 
@@ -152,9 +153,10 @@ def _encode_into(out: list[bytes], reply: Reply, resp3: bool) -> None:
         for key, value in reply:
             _encode_into(out, key, resp3)
             _encode_into(out, value, resp3)
-    elif isinstance(reply, list):  # PairMap in RESP2: a plain array
+    elif isinstance(reply, list):  # PairMap and ReplySet in RESP2: a plain array
         n = len(reply)
-        out.append(_ARRAY_HDR[n] if n < _SHARED_HDRS else b"*%d" % n)
+        set3 = resp3 and isinstance(reply, ReplySet)
+        out.append(b"~%d" % n if set3 else _ARRAY_HDR[n] if n < _SHARED_HDRS else b"*%d" % n)
         _encode_items(out, cast("list[Reply]", reply), resp3)
     elif isinstance(reply, Status):
         assert "\r" not in reply and "\n" not in reply, reply

@@ -21,7 +21,7 @@ from typing import Final, cast
 from xstream.engine import glob
 from xstream.engine.commands import COMMANDS, SUBCOMMANDS
 from xstream.engine.errors import StreamError, unknown_command, unknown_subcommand, wrong_arity
-from xstream.engine.reply import Reply, ReplyMap, Status
+from xstream.engine.reply import Reply, ReplyMap, ReplySet, Status
 from xstream.node import aclcats
 from xstream.node.base import SERVER_COMMANDS
 from xstream.node.commandspec import SPECS
@@ -62,17 +62,17 @@ class Info:
 
     def reply(self) -> Reply:
         cats = [f"@{c}" for c in SPECS[self.name].categories]
-        return [
+        return [  # sets where Redis writes sets (RESP3 ~): flags, categories, tips, subcommands
             self.name.encode(),
             self.arity,
-            [Status(f) for f in self.flags],
+            ReplySet(Status(f) for f in self.flags),
             self.first,
             self.last,
             self.step,
-            [Status(c) for c in cats],
+            ReplySet(Status(c) for c in cats),
+            ReplySet(),
             [],
-            [],
-            [s.reply() for s in self.subcommands or self.listed],
+            ReplySet(s.reply() for s in self.subcommands or self.listed),
         ]
 
     def docs(self) -> Reply:
