@@ -105,6 +105,14 @@ def test_key_patterns() -> None:
     assert a.check(u, [b"UNLINK", b"events:1", b"other"]) is not None
 
 
+def test_function_and_script_flush_in_redis_categories() -> None:
+    a, u = make("on", "nopass", "~*", "+@all", "-@write")
+    assert a.check(u, [b"FUNCTION", b"FLUSH"]) is not None  # @write @slow @scripting
+    assert a.check(u, [b"SCRIPT", b"FLUSH"]) is None  # @slow @scripting
+    a, u = make("on", "nopass", "~*", "+@scripting")
+    assert a.check(u, [b"FUNCTION", b"FLUSH"]) is None and a.check(u, [b"SCRIPT", b"FLUSH"]) is None
+
+
 def test_setuser_errors_leave_user_unchanged() -> None:
     a, _u = make("on", ">pw", "~a*", "+get")
     before = a.listing()

@@ -39,7 +39,8 @@ OTHERS = ("auth", "hello", "ping", "echo", "quit", "reset", "select", "client", 
           "wait", "waitaof", "role", "info", "config", "config|get", "config|set",
           "config|resetstat", "config|rewrite", "config|help", "time", "lastsave", "save",
           "bgsave", "bgrewriteaof", "debug", "shutdown", "function", "script", "multi", "exec",
-          "discard", "watch", "unwatch", "acl", "sync", "failover", "replicaof")  # fmt: skip
+          "discard", "watch", "unwatch", "acl", "sync", "failover", "replicaof",
+          "function|flush", "script|flush")  # fmt: skip
 ACL_SUBCOMMANDS = ("cat", "deluser", "dryrun", "genpass", "getuser", "help", "list", "load",
                    "log", "save", "setuser", "users", "whoami")  # fmt: skip
 CLIENT_SUBCOMMANDS = ("id", "getname", "setname", "setinfo", "info", "list", "kill", "help",

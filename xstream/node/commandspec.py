@@ -199,6 +199,9 @@ REDIS: Final[dict[str, Spec]] = {
     "flushall": _s(-1, "write", 0, 0, 0, "keyspace write slow dangerous", "server", "1.0.0"),
     "flushdb": _s(-1, "write", 0, 0, 0, "keyspace write slow dangerous", "server", "1.0.0"),
     "function": _s(-2, "", 0, 0, 0, "slow", "scripting", "7.0.0"),
+    "function|flush": _s(
+        -2, "write noscript", 0, 0, 0, "write slow scripting", "scripting", "7.0.0"
+    ),
     "get": _s(2, "readonly fast", 1, 1, 1, "read string fast", "string", "1.0.0"),
     "hello": _s(
         -1,
@@ -295,6 +298,7 @@ REDIS: Final[dict[str, Spec]] = {
     "scan": _s(-2, "readonly", 0, 0, 0, "keyspace read slow", "generic", "2.8.0"),
     "scard": _s(2, "readonly fast", 1, 1, 1, "read set fast", "set", "1.0.0"),
     "script": _s(-2, "", 0, 0, 0, "slow", "scripting", "2.6.0"),
+    "script|flush": _s(-2, "noscript", 0, 0, 0, "slow scripting", "scripting", "2.6.0"),
     "select": _s(2, "loading stale fast", 0, 0, 0, "fast connection", "connection", "1.0.0"),
     "set": _s(-3, "write denyoom", 1, 1, 1, "write string slow", "string", "1.0.0"),
     "shutdown": _s(

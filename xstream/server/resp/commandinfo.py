@@ -107,7 +107,7 @@ def _table() -> dict[str, Info]:
         table[name] = _info_of(name, SPECS[name].arity, infos)
     for name in _OTHERS:
         table[name] = _info_of(name, SPECS[name].arity)
-    for name in ("acl", "client", "config"):  # the subcommands ACL rules name
+    for name in ("acl", "client", "config", "function", "script"):  # those ACL rules name
         named = sorted(n for n in aclcats.TABLE if n.startswith(name + "|"))
         table[name] = replace(table[name], listed=tuple(_info_of(n, SPECS[n].arity) for n in named))
     assert {n.decode().lower() for n in SERVER_COMMANDS} <= table.keys()
