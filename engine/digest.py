@@ -155,7 +155,7 @@ def check_node_limits(s: Stream, max_bytes: int, max_entries: int) -> None:
         assert before - 2 + _raw_size(lp, last_pos) < limit, f"node {master} overfilled"
 
 
-def _raw_size(lp: bytearray, pos: int) -> int:
+def _raw_size(lp: bytes | bytearray, pos: int) -> int:
     """Field and value bytes of the entry whose flags are at `pos`, as XADD received them."""
     els = lp_.decode_all(lp, pos)
     flags, nf_or_value = els[0], els[3]

@@ -140,7 +140,9 @@ class EncodedWalk:
         self.heads: list[bytes | None] = []
         self.fields_size = 0
 
-    def node(self, lp: bytearray, master_id: StreamID, start: StreamID, end: StreamID) -> bool:
+    def node(
+        self, lp: bytes | bytearray, master_id: StreamID, start: StreamID, end: StreamID
+    ) -> bool:
         """Write the node's live entries with start <= id <= end; True once an ID above `end`
         is met or `limit` entries are written (node.collect's walk and return value)."""
         buf = bytes(lp)

@@ -517,7 +517,7 @@ def master_fields(lp: bytes | bytearray) -> tuple[tuple[bytes, ...], int]:
     return tuple(fields), pos
 
 
-def scan(lp: bytearray, master_id: StreamID) -> list[tuple[int, int, StreamID]]:
+def scan(lp: bytes | bytearray, master_id: StreamID) -> list[tuple[int, int, StreamID]]:
     """Every entry, tombstones included: (position of its flags, flags, id), in order."""
     fields, pos = master_fields(lp)
     nf = len(fields)
@@ -545,7 +545,7 @@ def mark_deleted(lp: bytearray, flags_pos: int, flags: int) -> None:
     lp_.replace(lp, flags_pos, encode_int(flags | FLAG_DELETED))
 
 
-def first_id(lp: bytearray, master_id: StreamID) -> StreamID:
+def first_id(lp: bytes | bytearray, master_id: StreamID) -> StreamID:
     """The first entry's ID, tombstones included."""
     _, pos = master_fields(lp)
     _, pos = lp_.get(lp, pos)
@@ -555,12 +555,12 @@ def first_id(lp: bytearray, master_id: StreamID) -> StreamID:
     return StreamID(undelta(master_id.ms, msd), undelta(master_id.seq, sqd))
 
 
-def last_id(lp: bytearray, master_id: StreamID) -> StreamID:
+def last_id(lp: bytes | bytearray, master_id: StreamID) -> StreamID:
     """The last entry's ID, tombstones included, found by walking back with lp-count."""
     return _id_at(lp, _entry_before(lp, len(lp) - 1), master_id)
 
 
-def _entry_before(lp: bytearray, end: int) -> int:
+def _entry_before(lp: bytes | bytearray, end: int) -> int:
     """The flags position of the entry whose lp-count element precedes `end`."""
     pos = lp_.prev(lp, end)  # that entry's lp-count
     for _ in range(lp_.get_int(lp, pos)):
@@ -568,7 +568,7 @@ def _entry_before(lp: bytearray, end: int) -> int:
     return pos
 
 
-def _id_at(lp: bytearray, flags_pos: int, master_id: StreamID) -> StreamID:
+def _id_at(lp: bytes | bytearray, flags_pos: int, master_id: StreamID) -> StreamID:
     _, pos = lp_.get(lp, flags_pos)
     msd, pos = lp_.get(lp, pos)
     sqd, _ = lp_.get(lp, pos)
@@ -576,7 +576,7 @@ def _id_at(lp: bytearray, flags_pos: int, master_id: StreamID) -> StreamID:
     return StreamID(undelta(master_id.ms, msd), undelta(master_id.seq, sqd))
 
 
-def last_live_id(lp: bytearray, master_id: StreamID) -> StreamID | None:
+def last_live_id(lp: bytes | bytearray, master_id: StreamID) -> StreamID | None:
     """The last entry's ID that is not a tombstone (None if all are), walking back from the
     end: O(1) for the usual node whose last entry is live (trims call it per freed node)."""
     if not counts(lp)[0]:
@@ -599,7 +599,7 @@ def decode_entries(
 
 
 def collect(
-    lp: bytearray,
+    lp: bytes | bytearray,
     master_id: StreamID,
     start: StreamID,
     end: StreamID,

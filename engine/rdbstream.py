@@ -168,7 +168,7 @@ def _load_nodes(r: Reader, s: Stream) -> int:
         key = r.string()
         if len(key) != 16:
             raise RdbError("stream node key entry is not the size of a stream ID")
-        lp = bytearray(r.string())
+        lp = r.string()  # bytes, as a full node is held (stream.py)
         live = check_node(lp)
         if s.rax.find(key) is not None:
             raise RdbError("listpack re-added with existing key")
@@ -177,7 +177,7 @@ def _load_nodes(r: Reader, s: Stream) -> int:
     return live_total
 
 
-def check_node(lp: bytearray) -> int:
+def check_node(lp: bytes | bytearray) -> int:
     """streamValidateListpackIntegrity (deep) and the loader's `lp_live > 0`; the live count."""
     try:
         lp_.validate(lp)

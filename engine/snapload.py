@@ -20,7 +20,7 @@ every record and node as it is parsed (a node's listpack header, end byte and co
 keys increasing; live entries adding up to the stream's length; `deep` adds every element and
 backlen, check_stream, as check_integrity does); the checksum over everything before it,
 summed as the pieces are parsed and compared by `finish`. A node's bytes are
-copied once, from the piece into the node's bytearray. Nothing the loader builds is anyone
+copied once, from the piece into the node's bytes. Nothing the loader builds is anyone
 else's before `finish` returns: a corrupt, truncated or unknown snapshot raises SnapshotError
 (from `feed` or `finish`) and a caller that adopts only a finished load is left untouched.
 """
@@ -309,7 +309,7 @@ class Loader:
     def _node(self) -> None:
         """One node of the stream being loaded: master ID, listpack, checked and inserted."""
         nkey = bytes(self._take(16))
-        lp = bytearray(self._take(self._u32()))
+        lp = bytes(self._take(self._u32()))  # bytes, as a full node is held (stream.py)
         if nkey <= self._prev:
             raise ValueError("node keys out of order")
         self._live += check_node(lp)
@@ -393,7 +393,7 @@ def sum_size(version: int) -> int:
     return CRC_SIZE if version >= 5 else BLAKE2B_SIZE
 
 
-def check_node(lp: bytearray) -> int:
+def check_node(lp: bytes | bytearray) -> int:
     """Cheap structural checks of one node; returns its live count."""
     if len(lp) < lp_.HEADER_SIZE + 1 or lp_.total_bytes(lp) != len(lp) or lp[-1] != lp_.EOF_BYTE:
         raise ValueError("listpack header or end byte is wrong")

@@ -28,7 +28,10 @@ yet changed under it. Watches are not state: snapshots, digests and replicas ign
 Node limits are inputs to `append` only: replaying effects never depends on them, so engines
 with different limits reach the same entries and metadata with different layouts. A tail that
 fills up is copied to an exact-size buffer (Redis's lpShrinkToFit): bytearrays over-allocate
-by up to 1/8 while they grow.
+by up to 1/8 while they grow. That copy is `bytes` (one allocation, its header inline), so
+the rax holds bytes for full nodes and a bytearray for the tail and for any node changed
+since (XDEL, trims: `_writable` turns a full node back into a bytearray in place in the rax).
+Readers take either.
 """
 
 from __future__ import annotations
@@ -82,7 +85,7 @@ class Stream:
     )
 
     def __init__(self, idmp_duration: int = 100, idmp_maxsize: int = 100) -> None:
-        self.rax: FlatRax[bytearray] = FlatRax()  # nodes by master ID (flatrax.py)
+        self.rax: FlatRax[bytes | bytearray] = FlatRax()  # nodes by master ID (flatrax.py)
         self.length = 0  # live entries
         self.last_id = MIN_ID  # last ID generated, 0-0 for a new stream
         self.first_id = MIN_ID  # first live entry, 0-0 when empty
@@ -125,8 +128,10 @@ class Stream:
                 size += len(x)
             if size >= limit or (max_entries and live + deleted >= max_entries):
                 # The tail is full: it will only shrink from now on. Copy it to an exact-size
-                # buffer (Redis's lpShrinkToFit), dropping what growing over-allocated.
-                self.rax.insert(key, bytearray(lp))
+                # buffer (Redis's lpShrinkToFit), dropping what growing over-allocated: as
+                # bytes, one allocation with its header (a bytearray is a 64-byte object
+                # beside its buffer: ~0.5 byte an entry); changed again only by _writable.
+                self.rax.insert(key, bytes(lp))
                 tail = None
         if tail is None:
             lp = node.create(entry_id, fv)
@@ -265,7 +270,8 @@ class Stream:
         if last is None:
             return None
         key, lp = last
-        self._tail = (key, lp, StreamID.from_key(key), node.master_fields(lp)[0])
+        w = self._writable(key, lp)  # (a full node: appended to if the limits grew since)
+        self._tail = (key, w, StreamID.from_key(key), node.master_fields(w)[0])
         return self._tail
 
     # -- reading -------------------------------------------------------------------------
@@ -312,7 +318,7 @@ class Stream:
                     break
         return walk.finish()
 
-    def _nodes_from(self, start: StreamID) -> Iterator[tuple[bytes, bytearray]]:
+    def _nodes_from(self, start: StreamID) -> Iterator[tuple[bytes, bytes | bytearray]]:
         """Nodes that may hold IDs >= start, in order (Redis's forward iterator seek)."""
         it = self.rax.seek("<=", start.key()) if start != MIN_ID else self.rax.seek("^")
         item = it.next()
@@ -323,7 +329,7 @@ class Stream:
             yield item
             item = it.next()
 
-    def _nodes_back_from(self, end: StreamID) -> Iterator[tuple[bytes, bytearray]]:
+    def _nodes_back_from(self, end: StreamID) -> Iterator[tuple[bytes, bytes | bytearray]]:
         it = self.rax.seek("<=", end.key()) if end != MAX_ID else self.rax.seek("$")
         item = it.prev()
         while item is not None:
@@ -353,7 +359,7 @@ class Stream:
                     return eid
         return MAX_ID if first else MIN_ID
 
-    def nodes(self) -> Iterator[tuple[bytes, bytearray]]:
+    def nodes(self) -> Iterator[tuple[bytes, bytes | bytearray]]:
         return self.rax.items()
 
     # -- deleting ------------------------------------------------------------------------
@@ -376,14 +382,24 @@ class Stream:
                 break
         return False
 
-    def _tombstone(self, key: bytes, lp: bytearray, pos: int, flags: int) -> None:
+    def _tombstone(self, key: bytes, lp: bytes | bytearray, pos: int, flags: int) -> None:
         live, deleted, _ = node.counts(lp)
         if live == 1:
             self._remove_node(key)
         else:
-            node.mark_deleted(lp, pos, flags)
-            node.set_counts(lp, live - 1, deleted + 1)
+            w = self._writable(key, lp)
+            node.mark_deleted(w, pos, flags)
+            node.set_counts(w, live - 1, deleted + 1)
         self.length -= 1
+
+    def _writable(self, key: bytes, lp: bytes | bytearray) -> bytearray:
+        """The node at `key` as a buffer changed in place: a full node is held as bytes
+        (Stream.append), so its first change makes it a bytearray again, in the rax."""
+        if isinstance(lp, bytearray):
+            return lp
+        w = bytearray(lp)
+        self.rax.insert(key, w)
+        return w
 
     def _remove_node(self, key: bytes) -> None:
         self.rax.remove(key)
@@ -459,7 +475,7 @@ class Stream:
     def _trim_entries(
         self,
         key: bytes,
-        lp: bytearray,
+        lp: bytes | bytearray,
         master: StreamID,
         maxlen: int | None,
         minid: StreamID | None,
@@ -489,6 +505,7 @@ class Stream:
                 on_delete(eid)
             self._trimmed(eid)
             self._tell_watches(eid, eid)
+            lp = self._writable(key, lp)  # (the same node: its positions hold)
             node.mark_deleted(lp, pos, flags)
             removed += 1
             self.length -= 1
@@ -498,7 +515,7 @@ class Stream:
             if policy != "KEEPREF" and live == removed:
                 self._remove_node(key)
                 return done, removed, True
-            node.set_counts(lp, live - removed, deleted + removed)
+            node.set_counts(self._writable(key, lp), live - removed, deleted + removed)
         return done, removed, False
 
     def _tell_watches(self, lo: StreamID, hi: StreamID) -> None:

@@ -95,7 +95,7 @@ def xsplits(ctx: Ctx) -> Reply:
     )
 
 
-def _live_between(lp: bytearray, master: StreamID, first: StreamID, last: StreamID) -> int:
+def _live_between(lp: bytes | bytearray, master: StreamID, first: StreamID, last: StreamID) -> int:
     return sum(
         1 for _, flags, eid in scan(lp, master) if not flags & FLAG_DELETED and first <= eid <= last
     )
