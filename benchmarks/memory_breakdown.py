@@ -16,8 +16,8 @@ amount 42`), and at each point asks the child (SIGUSR1, answered on the node's e
   process     VmRSS, RssAnon (private), RssFile (shared libraries and other mapped files)
   malloc      glibc's mallinfo2: heap bytes in use and free, bytes in mmapped chunks
   pymalloc    arenas held (sys._debugmallocstats): Python's small objects
-  engine      listpack bytes (len), their bytearray allocations, rax nodes (rax.c's count)
-              and the arrays holding them
+  engine      listpack bytes (len), their objects (bytes when full, the tail a bytearray),
+              rax nodes (rax.c's count) and the arrays holding them
   backlog     bytes held, chunks
   commit      commit-time bookkeeping entries
   modules     how many are imported
