@@ -53,14 +53,9 @@ def xadd_many(
         return Result([])
     _check_arity(len(entries[0]))
     counts = [len(fv) for fv in entries]  # each entry's element count, and every element:
-    total = 0
-    for c in counts:
-        total += c
-    flat: list[bytes] = [b""] * total  # sized once: walked once, for the checks and the effect
-    at = 0
+    flat: list[bytes] = []  # walked once, for the checks and the effect
     for fv in entries:
-        flat[at : at + len(fv)] = fv
-        at += len(fv)
+        flat += fv
     first, _, effects = _append(keyspace, config, key, flat, counts, now_ms)
     ids = format_ids(first, len(entries))
     return Result(cast("list[Reply]", ids), effects, [(db, key)], touched=[(db, key)])

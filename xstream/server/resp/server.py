@@ -88,13 +88,7 @@ FLUSH_AT = 64 << 10  # gathered replies are written once they reach this
 # Commands that may wait for others' writes (a leaving client cancels them). WARNING: the
 # writes among them are node/base.py's BLOCKING_WRITES (never batched, never run at once).
 MAY_BLOCK = frozenset({b"XREAD", b"XREADGROUP", b"WAIT", b"BLPOP", b"BRPOP"})
-# Pipelined writes run as one batch of at most MAX_BATCH (the loop serves others between).
-# 256, not more: a batch's transient lists (argvs, replies, counts) then stay under ~2 KiB,
-# below a full stream node (~2.2 KiB for small entries). Freed, such lists leave holes that
-# nodes cannot take; at 1024 they held ~8 KiB, nodes were carved from them and their
-# remainders stayed free: +1.2-1.8 B/entry resident over 3M entries (issue 15's marginal RSS,
-# pipelines of 1,000), for ~4% more XADDs/s at redis-benchmark -P 1000 (none at -P 64).
-MAX_BATCH = 256
+MAX_BATCH = 1024  # pipelined writes run as one batch at most (the loop serves others between)
 # The commands _execute_connection runs (the others go to the node, unless in MULTI)
 _CONNECTION_NAMES = multi.TRANSACTION_COMMANDS | {b"RESET"} | EDGE_COMMANDS.keys()
 
