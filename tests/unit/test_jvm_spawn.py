@@ -32,8 +32,15 @@ def test_sigint_is_ignored_in_the_launcher_as_pyspark_asks() -> None:
 
 
 def test_without_a_preexec_fn_the_command_runs_as_given() -> None:
-    proc = spawn_jvm(PRINT_SIGINT, stdout=subprocess.PIPE)
-    out, _ = proc.communicate(timeout=30)
+    # The child inherits this process's SIGINT disposition, and this process inherited its
+    # own from whatever started it (a shell that runs a job in the background without job
+    # control starts it with SIGINT ignored): a handler set here is the default after exec.
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = spawn_jvm(PRINT_SIGINT, stdout=subprocess.PIPE)
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        signal.signal(signal.SIGINT, before)
     assert proc.args == PRINT_SIGINT
     assert out.decode().strip() == str(signal.default_int_handler)
 
