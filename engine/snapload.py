@@ -19,7 +19,9 @@ Each byte is checked once: magic and version as soon as the header is in; the st
 every record and node as it is parsed (a node's listpack header, end byte and counters; node
 keys increasing; live entries adding up to the stream's length; `deep` adds every element and
 backlen, check_stream, as check_integrity does); the checksum over everything before it,
-summed as the pieces are parsed and compared by `finish`. A node's bytes are
+summed as the pieces are parsed and compared by `finish` (a version 5+ CRC-32 may be summed by
+the caller instead, `crc_given`: a full sync sums it on its file writer's thread, off the
+thread that parses). A node's bytes are
 copied once, from the piece into the node's bytes. Nothing the loader builds is anyone
 else's before `finish` returns: a corrupt, truncated or unknown snapshot raises SnapshotError
 (from `feed` or `finish`) and a caller that adopts only a finished load is left untouched.
@@ -77,9 +79,12 @@ class _Short(Exception):  # noqa: N818 (a state of the loader, not an error)
 class Loader:
     """One snapshot, loaded as its pieces are fed (see the module's comment)."""
 
-    def __init__(self, databases: int = 16, deep: bool = False, hashed: bool = True) -> None:
+    def __init__(
+        self, databases: int = 16, deep: bool = False, hashed: bool = True, crc_given: bool = False
+    ) -> None:
         self.deep = deep  # check every element of every stream too
         self.hashed = hashed  # False: the caller verified the checksum already
+        self.crc_given = crc_given  # version 5+: the caller sums the CRC-32 (finish's `crc`)
         self.dbs = [Keyspace() for _ in range(databases)]  # what was loaded so far
         self.values: dict[bytes, int] = {}  # CONFIG SET values of setting records
         self.version = 0  # the snapshot's version, once its header is in
@@ -102,7 +107,7 @@ class Loader:
 
     # ------------------------------------------------------------ feeding
 
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: bytes | memoryview) -> None:
         """Take the next piece; parse what it completes. SnapshotError if it is not a
         snapshot this build reads, or its structure is wrong."""
         if not data:
@@ -113,9 +118,12 @@ class Loader:
         if self._ahead >= self._retry_at:
             self._run()
 
-    def finish(self) -> tuple[list[Keyspace], dict[bytes, int]]:
+    def finish(self, crc: int | None = None) -> tuple[list[Keyspace], dict[bytes, int]]:
         """The loaded keyspaces and setting values, once every piece was fed. SnapshotError
-        if the snapshot is truncated, has bytes after its end, or its checksum differs."""
+        if the snapshot is truncated, has bytes after its end, or its checksum differs.
+        `crc`: with `crc_given`, the CRC-32 the caller summed over every byte fed but the
+        last CRC_SIZE (a version 5+ snapshot's checksum is compared with it; an older one's
+        digest was summed here all the same)."""
         self._retry_at = 0
         self._run()
         size = sum_size(self.version)
@@ -123,21 +131,26 @@ class Loader:
             raise SnapshotError("snapshot truncated: it ends before its end marker and checksum")
         if self._ahead > size:
             raise SnapshotError("snapshot structure is invalid: bytes after the end marker")
-        if self.hashed and bytes(self._take(size)) != self._checksum():
+        if self.hashed and bytes(self._take(size)) != self._checksum(crc):
             raise SnapshotError("snapshot checksum mismatch: the file is corrupt or truncated")
         return self.dbs, self.values
 
     def _sum(self, view: memoryview) -> None:
-        """Add parsed bytes to the checksum."""
+        """Add parsed bytes to the checksum (a CRC-32 the caller sums: nothing to add)."""
         if not self.hashed:
             return
         if self.version >= 5:
-            self._crc = zlib.crc32(view, self._crc)
+            if not self.crc_given:
+                self._crc = zlib.crc32(view, self._crc)
         else:
             self._blake2b.update(view)
 
-    def _checksum(self) -> bytes:
+    def _checksum(self, crc: int | None) -> bytes:
         if self.version >= 5:
+            if self.crc_given:
+                if crc is None:
+                    raise SnapshotError("snapshot checksum not summed (Loader(crc_given=True))")
+                return crc.to_bytes(CRC_SIZE, "big")
             return self._crc.to_bytes(CRC_SIZE, "big")
         return self._blake2b.digest()
 

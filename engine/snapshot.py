@@ -32,10 +32,12 @@ Setting records come first, one per value CONFIG SET changed (none: the node's f
 apply), so a snapshot of a node nobody reconfigured holds only keys. All integers are
 big-endian; IDs are their 16-byte rax keys.
 
-Writing: `body_chunks` yields everything but the checksum in pieces of about `chunk_size`
-bytes, node bytes copied once, straight into the piece; `sealed` hashes pieces as they pass
-and adds the checksum; `dump_chunks` is the two (what a snapshot file holds). A full sync
-takes `list(body_chunks(...))` at once, the state of one moment, and seals it while sending.
+Writing: `captured` takes the state of one moment as the body's parts (full nodes by
+reference: bytes never change; the rest written out), `pieces` joins them into pieces of
+about `chunk_size` bytes as they are asked for, node bytes copied once, straight into the
+piece; `body_chunks` is the two; `sealed` hashes pieces as they pass and adds the checksum;
+`dump_chunks` is all three (what a snapshot file holds). A full sync captures at once and
+joins and seals the pieces while sending: no copy of the whole data set is ever held.
 
 Reading is snapload.py's Loader, which takes the pieces as they come (a full sync loads
 while it receives); `restore`/`load_all` check magic, version, length and checksum of whole
@@ -110,37 +112,50 @@ def sealed(body: Iterable[bytes]) -> Iterator[bytes]:
 
 
 def body_chunks(engine: _Protocol, chunk_size: int = 1 << 20) -> Iterator[bytes]:
-    """Everything but the checksum, in pieces of roughly `chunk_size` bytes. Node bytes are
-    copied once, into the piece that holds them; each piece is built whole when it is asked
-    for (`list(body_chunks(e))` is the state of this moment)."""
-    buf: list[bytes | bytearray] = [HDR.pack(MAGIC, VERSION)]
+    """Everything but the checksum, in pieces of roughly `chunk_size` bytes (the state when
+    the first is asked for: `captured`, then `pieces`)."""
+    yield from pieces(captured(engine), chunk_size)
+
+
+def captured(engine: _Protocol) -> list[bytes]:
+    """Everything but the checksum as the parts of the body, in order: the state of this
+    moment, taken without copying what cannot change. A full node is held as bytes, never
+    changed in place (a change puts a bytearray copy in the rax instead, stream.py): it is
+    taken by reference; a node still writable (a tail) is copied; every other record is
+    written out now. Cheap next to the body's size: one reference or one small header a node."""
+    parts: list[bytes] = [HDR.pack(MAGIC, VERSION)]
     for name, n in sorted(engine.settings.values.items()):
         text = b"%d" % n
-        buf.append(bytes((TYPE_SETTING,)) + _U32.pack(len(name)) + name)
-        buf.append(_U32.pack(len(text)) + text)
-    size = sum(map(len, buf))
+        parts.append(bytes((TYPE_SETTING,)) + _U32.pack(len(name)) + name)
+        parts.append(_U32.pack(len(text)) + text)
     for db, key, value in _records(engine.dbs):
         if key is None:
-            parts = [bytes((SELECT_DB,)), _U32.pack(db)]
-        else:
-            assert value is not None
-            parts = _key_record(engine.dbs[db].expires.get(key), key, value)
-        for p in parts:
-            buf.append(p)
-            size += len(p)
+            parts += [bytes((SELECT_DB,)), _U32.pack(db)]
+            continue
+        assert value is not None
+        parts += _key_record(engine.dbs[db].expires.get(key), key, value)
         if isinstance(value, Stream):
             for nkey, lp in value.nodes():
-                buf.append(nkey + _U32.pack(len(lp)))
-                buf.append(lp)  # joined below, before anything can change it
-                size += 20 + len(lp)
-                if size >= chunk_size:
-                    yield b"".join(buf)
-                    buf, size = [], 0
-            tail = _groups(value) + _idmp(value)
-            buf.append(tail)
-            size += len(tail)
-    buf.append(bytes((END,)))
-    yield b"".join(buf)
+                parts.append(nkey + _U32.pack(len(lp)))
+                parts.append(lp if type(lp) is bytes else bytes(lp))
+            parts.append(_groups(value) + _idmp(value))
+    parts.append(bytes((END,)))
+    return parts
+
+
+def pieces(parts: list[bytes], chunk_size: int = 1 << 20) -> Iterator[bytes]:
+    """`parts` joined into pieces of roughly `chunk_size` bytes, each when it is asked for;
+    the list is emptied as they go (a node dropped from the state since is freed once its
+    piece was taken)."""
+    parts.reverse()
+    while parts:
+        buf: list[bytes] = []
+        size = 0
+        while parts and size < chunk_size:
+            part = parts.pop()
+            buf.append(part)
+            size += len(part)
+        yield b"".join(buf)
 
 
 def _key_record(when: int | None, key: bytes, value: Value) -> list[bytes]:
@@ -248,11 +263,12 @@ def restore(engine: _Protocol, data: bytes, deep: bool = False) -> None:
     engine.settings.load(values)
 
 
-def restore_from(engine: _Protocol, loader: Loader) -> None:
+def restore_from(engine: _Protocol, loader: Loader, crc: int | None = None) -> None:
     """The same from a Loader fed every piece (`Loader(len(engine.dbs))`): SnapshotError,
-    and the engine untouched, unless it finishes whole with its checksum matching."""
+    and the engine untouched, unless it finishes whole with its checksum matching (`crc`:
+    the CRC-32 the caller summed, for a `Loader(crc_given=True)`)."""
     assert len(loader.dbs) == len(engine.dbs)
-    engine.dbs[:], values = loader.finish()
+    engine.dbs[:], values = loader.finish(crc)
     engine.foreign_layout = True
     engine.settings.load(values)
 

@@ -795,11 +795,11 @@ class Primary(Node):
         return data or None
 
     def sync_snapshot(self) -> tuple[int, list[bytes], bytes]:
-        """The state now, at the current offset: the snapshot's body as ~1 MiB pieces (one
-        copy of the node bytes; its checksum is computed as they are sent, snapshot.sealed),
-        and the users as one record (users.encode)."""
-        body = list(snapshot.body_chunks(self.engine))
-        return self.offset, body, users.encode(self.acl.users)
+        """The state now, at the current offset: the snapshot's body as its parts
+        (snapshot.captured: full nodes by reference, no copy of the data set; joined into
+        ~1 MiB pieces and checksummed as they are sent, snapshot.pieces and sealed), and the
+        users as one record (users.encode)."""
+        return self.offset, snapshot.captured(self.engine), users.encode(self.acl.users)
 
     # ------------------------------------------------------------ snapshots
 

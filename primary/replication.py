@@ -10,9 +10,10 @@ Hello with a higher epoch than the primary's deposes it, and a deposed primary s
 (FAILED_PRECONDITION). Partial resync when the replica's (replid, offset) is in this primary's
 history and backlog, at the point where its log stops agreeing with ours by epoch (it may cut
 back a divergent tail first: Primary.resume_point); otherwise a full sync: a snapshot taken
-at once (consistent at one offset) streamed in ~1 MiB chunks, then the records from its
-offset. Records messages carry runs of the byte stream, up to ~256 KiB each (a replica
-acks between two, so a long run does not hold its ack back), never one message per
+at once (consistent at one offset: snapshot.captured, full nodes by reference, so the primary
+never holds a copy of its data set) joined into ~1 MiB chunks as they are streamed, then the
+records from its offset. Records messages carry runs of the byte stream, up to ~256 KiB each
+(a replica acks between two, so a long run does not hold its ack back), never one message per
 command: under a stream of small writes a sender sends at most one message per COALESCE
 (2 ms), so that each message, and each wake-up and log write on the replica, carries many
 records; a message that asks for an ack (a write or WAIT waiting for acks, or room in the
@@ -33,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
@@ -56,6 +57,7 @@ from .primary import Primary, ReplicaLink
 Context = grpc.aio.ServicerContext[Any, Any]
 
 CHUNK = 256 << 10  # bytes of records per message (at least one commit's)
+SNAPSHOT_PIECE = 1 << 20  # bytes of a full sync's snapshot per message (about)
 PING_EVERY = 1.0
 COALESCE = 0.002  # seconds: a sender sends a short run at most this often (ack_now: at once)
 COALESCE_BYTES = 256 << 10  # a run this long goes at once
@@ -83,13 +85,6 @@ def chunk_message(data: bytes) -> bytes:
     behind its two field headers (the message built, then serialized, copied it twice; the
     server's serializer lets bytes through, server/decoding.py)."""
     return b"".join(protocol.framed(_CHUNK, protocol.framed(_CHUNK_DATA, [data])))
-
-
-def _drained(chunks: list[bytes]) -> Iterator[bytes]:
-    """The chunks in order, each dropped from the list as it is taken (sent, then freed)."""
-    chunks.reverse()
-    while chunks:
-        yield chunks.pop()
 
 
 class ReplicationService(pb_grpc.ReplicationServicer):
@@ -160,14 +155,14 @@ class ReplicationService(pb_grpc.ReplicationServicer):
             else:
                 link.ack_offset = 0
                 built = time.monotonic()
-                offset, chunks, users = p.sync_snapshot()
+                offset, parts, users = p.sync_snapshot()
                 built = time.monotonic() - built
                 try:  # fsync=always: only a durable state is shipped
                     await p.store.durable(offset)
                 except DiskFault as e:
                     await context.abort(grpc.StatusCode.UNAVAILABLE, f"primary's disk: {e}")
                     return
-                async for msg in self._full_sync(p, link, hello, offset, chunks, users, built):
+                async for msg in self._full_sync(p, link, hello, offset, parts, users, built):
                     yield msg
                 pos = offset
             link.state = "online"
@@ -190,13 +185,15 @@ class ReplicationService(pb_grpc.ReplicationServicer):
         link: ReplicaLink,
         hello: peers.Hello,
         offset: int,
-        chunks: list[bytes],
+        parts: list[bytes],
         users: bytes,
         built: float,
     ) -> AsyncIterator[pb.PrimaryMessage | bytes]:
-        """FullSync, the snapshot's pieces (`built` seconds to build, logged), SnapshotEnd."""
+        """FullSync, the snapshot's pieces (joined from `parts` as they go, snapshot.pieces;
+        `built` seconds to capture them, logged), SnapshotEnd."""
         t0 = time.monotonic()
-        size = sum(map(len, chunks)) + CRC_SIZE
+        size = sum(map(len, parts)) + CRC_SIZE
+        chunks = max(1, -(-size // SNAPSHOT_PIECE))
         p.full_syncs += 1
         METRICS.full_syncs.inc()
         slog(
@@ -206,7 +203,7 @@ class ReplicationService(pb_grpc.ReplicationServicer):
             asked_offset=hello.offset,
             offset=offset,
             bytes=size,
-            chunks=len(chunks),
+            chunks=chunks,
             build_seconds=round(built, 3),
         )
         link.sent = offset
@@ -221,8 +218,8 @@ class ReplicationService(pb_grpc.ReplicationServicer):
             )
         )
         sent = 0
-        step = max(1, len(chunks) // 10)
-        for i, chunk in enumerate(snapshot.sealed(_drained(chunks))):
+        step = max(1, chunks // 10)
+        for i, chunk in enumerate(snapshot.sealed(snapshot.pieces(parts, SNAPSHOT_PIECE))):
             yield chunk_message(chunk)
             sent += len(chunk)
             if (i + 1) % step == 0 or sent == size:

@@ -5,7 +5,9 @@
                                                          what the piece completes; the
                                                          piece goes to the new snapshot file
     SnapshotEnd                                          Replica.on_snapshot(receiving):
-                                                         checksum compared, file made
+                                                         checksum compared (the CRC-32
+                                                         the file's writer thread summed
+                                                         as it wrote), file made
                                                          durable, the data set replaced
 
 So loading overlaps the transfer, and nothing holds the whole snapshot in memory: the pieces
@@ -36,7 +38,7 @@ class Receiving:
     started: float = field(default_factory=time.monotonic)
     pieces: int = 0  # SnapshotChunk messages so far
 
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: bytes | memoryview) -> None:
         """One piece: queued for the file's writer thread, then parsed (SnapshotError if the
         snapshot is damaged; OSError if the disk refused an earlier piece)."""
         self.file.write(data)

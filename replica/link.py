@@ -5,6 +5,7 @@ backoff, translating between its messages and the Replica's plain calls (replica
     <- Continue              Replica.on_continue(replid, offset, epoch, history)
     <- FullSync              Replica.on_full_sync(replid, offset, epoch, history, users, size)
     <- SnapshotChunk ...     Replica.on_snapshot_piece(data): loaded and written as it comes
+                             (data: a view of the message's bytes, not parsed by protobuf)
     <- SnapshotEnd           Replica.on_snapshot()
     <- Records               Replica.on_records(start, data, primary_offset, time_ms, ack_now)
     <- Ping                  Replica.on_ping(epoch, primary_offset, ack_now)
@@ -36,12 +37,23 @@ from xstream.node.store import DiskFault
 from xstream.node.tls import Tls
 from xstream.protocol import MAX_MESSAGE
 from xstream.v1 import xstream_pb2 as pb
-from xstream.v1 import xstream_pb2_grpc as pb_grpc
 
 from .replica import Diverged, Replica, StalePrimary
 
 # The primary's ACL refused this node's user (--primary-user/--primary-password, or none).
 _REFUSED = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
+_SYNC = f"/{pb.DESCRIPTOR.services_by_name['Replication'].full_name}/Sync"
+_CHUNK = protocol.field_number(pb.PrimaryMessage, "chunk")
+_CHUNK_DATA = protocol.field_number(pb.SnapshotChunk, "data")
+
+
+def _primary_message(raw: bytes) -> pb.PrimaryMessage | memoryview:
+    """Sync's deserializer: a SnapshotChunk's data as a view of the message's bytes (a full
+    sync's ~1 MiB pieces, neither parsed nor copied by protobuf: the loader copies each node
+    once from it, the file writer writes it), any other message parsed."""
+    chunk = protocol.unframed(_CHUNK, raw)
+    data = None if chunk is None else protocol.unframed(_CHUNK_DATA, chunk)
+    return data if data is not None else pb.PrimaryMessage.FromString(raw)
 
 
 async def follow(
@@ -102,7 +114,12 @@ async def _sync_once(
     (xstream-user, xstream-password: --primary-user/--primary-password), sent as given."""
     hello = replica.hello()
     async with _channel(replica.primary_address, tls) as channel:
-        call = pb_grpc.ReplicationStub(channel).Sync(_outgoing(replica, hello), metadata=auth)
+        sync = channel.stream_stream(
+            _SYNC,
+            request_serializer=pb.ReplicaMessage.SerializeToString,
+            response_deserializer=_primary_message,
+        )
+        call = sync(_outgoing(replica, hello), metadata=auth)
         async for msg in call:
             if not replica.linked:
                 call.cancel()
@@ -110,6 +127,9 @@ async def _sync_once(
             if replica.store.fault:
                 call.cancel()
                 raise DiskFault(replica.store.fault)
+            if type(msg) is memoryview:
+                replica.on_snapshot_piece(msg)
+                continue
             kind = msg.WhichOneof("kind")
             if kind == "records":
                 r = msg.records

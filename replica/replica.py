@@ -277,14 +277,14 @@ class Replica(Node):
         except records.CorruptRecordError as e:
             raise Diverged(f"the full sync's users do not apply: {e}") from e
         meta = users.meta(self.acl) if theirs is None else users.meta_of(theirs)
-        loader = Loader(len(self.engine.dbs))
+        loader = Loader(len(self.engine.dbs), crc_given=True)  # summed by the file's writer
         file = self.store.receive_snapshot(offset, {"replid": replid, **meta})
         self.link = "sync"
         slog("full_sync_start", offset=offset, bytes=size)
         self._drop_receiving()
         self.receiving = Receiving(replid, offset, epoch, history, theirs, loader, file)
 
-    def on_snapshot_piece(self, data: bytes) -> None:
+    def on_snapshot_piece(self, data: bytes | memoryview) -> None:
         """One piece of the snapshot: written and parsed (Diverged if it is damaged)."""
         sync = self.receiving
         if sync is None:
@@ -381,7 +381,12 @@ class Replica(Node):
         offset = sync.offset
         fresh = Engine(self.engine.settings.base)
         try:
-            snapshot.restore_from(fresh, sync.loader)
+            crc = sync.file.summed()  # the CRC-32 its writer thread summed
+        except OSError:  # a piece failed to go to disk (the file removed): the link syncs again
+            self._drop_receiving()
+            raise
+        try:
+            snapshot.restore_from(fresh, sync.loader, crc)
         except SnapshotError as e:
             self._drop_receiving()
             raise Diverged(f"the full sync's snapshot does not load: {e}") from e

@@ -15,6 +15,7 @@ from xstream.node import epochs, users
 from xstream.node.acl import Acl
 from xstream.node.store import META_MAGIC, Store
 from xstream.primary.replication import chunk_message
+from xstream.replica.link import _primary_message
 from xstream.replica.replica import Diverged, Replica
 from xstream.v1 import xstream_pb2 as pb
 
@@ -145,6 +146,21 @@ def test_the_file_is_flushed_as_it_is_written(
     assert file.size == file.tmp.stat().st_size
 
 
+@pytest.mark.parametrize("sizes", [[4096], [1], [3], [5, 2, 1], [100_000]])
+def test_the_writer_sums_the_crc_of_all_but_the_checksum(tmp_path: Path, sizes: list[int]) -> None:
+    """The writer thread's CRC-32 covers every byte written but the last four (the snapshot's
+    own checksum), however the pieces cut them: what the snapshot closes with."""
+    data = b"".join(snapshot.dump_chunks(_primary_engine(), chunk_size=4096))
+    writer = Store(tmp_path, "always").receive_snapshot(5, {"replid": "r" * 40})
+    pos = i = 0
+    while pos < len(data):
+        n = sizes[i % len(sizes)]
+        writer.write(data[pos : pos + n])
+        pos, i = pos + n, i + 1
+    assert writer.summed().to_bytes(4, "big") == data[-4:]
+    writer.close()
+
+
 @pytest.mark.parametrize("size", [1, 127, 128, 16_383, 16_384, 1 << 20])
 def test_a_piece_goes_out_as_its_message_would_serialize(size: int) -> None:
     """The primary sends each piece already serialized (primary/replication.py): the bytes
@@ -153,3 +169,22 @@ def test_a_piece_goes_out_as_its_message_would_serialize(size: int) -> None:
     wire = chunk_message(data)
     assert wire == pb.PrimaryMessage(chunk=pb.SnapshotChunk(data=data)).SerializeToString()
     assert pb.PrimaryMessage.FromString(wire).chunk.data == data
+    piece = _primary_message(wire)  # the replica's reading: a view of the data, no parse
+    assert isinstance(piece, memoryview) and piece == data
+
+
+def test_any_other_message_is_parsed_by_protobuf() -> None:
+    """Only a chunk framed exactly as one data field is read as a view; an empty chunk, a
+    chunk with more fields, or any other kind of message goes to protobuf's parser."""
+    others = [
+        pb.PrimaryMessage(chunk=pb.SnapshotChunk()),
+        pb.PrimaryMessage(full_sync=pb.FullSync(replid="r", offset=7, size=9)),
+        pb.PrimaryMessage(snapshot_end=pb.SnapshotEnd()),
+    ]
+    for msg in others:
+        assert _primary_message(msg.SerializeToString()) == msg
+    extra = (
+        chunk_message(b"abc") + pb.PrimaryMessage(snapshot_end=pb.SnapshotEnd()).SerializeToString()
+    )
+    parsed = _primary_message(extra)
+    assert isinstance(parsed, pb.PrimaryMessage) and parsed.WhichOneof("kind") == "snapshot_end"

@@ -158,3 +158,31 @@ def test_checksum_is_the_last_piece_of_dump_chunks() -> None:
     chunks = list(snapshot.dump_chunks(e, 512))
     assert chunks[:-1] == body and len(chunks[-1]) == 4
     assert chunks[-1] == zlib.crc32(b"".join(body)).to_bytes(4, "big")
+
+
+def test_a_crc_summed_by_the_caller_is_compared_instead() -> None:
+    """Loader(crc_given=True) leaves a version 5 snapshot's CRC-32 to its caller (a full sync
+    sums it on the file writer's thread): the right one loads, any other is refused as a
+    corrupt snapshot, none is a refusal too; an older version's digest is summed here still."""
+    e = golden()
+    data = snapshot.dump(e)
+    crc = zlib.crc32(data[:-4])
+
+    def given(raw: bytes, summed: int | None) -> Engine:
+        loader = Loader(16, crc_given=True)
+        for pos in range(0, len(raw), 333):
+            loader.feed(raw[pos : pos + 333])
+        out = Engine()
+        snapshot.restore_from(out, loader, summed)
+        return out
+
+    assert given(data, crc).digest() == e.digest()
+    for wrong in (crc ^ 1, None):
+        with pytest.raises(SnapshotError, match="checksum"):
+            given(data, wrong)
+    v4 = GOLDEN.read_bytes()
+    assert given(v4, None).digest() == e.digest()
+    bad = bytearray(v4)
+    bad[-1] ^= 1
+    with pytest.raises(SnapshotError, match="checksum mismatch"):
+        given(bytes(bad), zlib.crc32(bytes(bad[:-4])))

@@ -45,6 +45,32 @@ def test_round_trip_keeps_state_and_layout(chunk: int) -> None:
     assert snapshot.dump(restored) == snapshot.dump(e)
 
 
+def test_a_capture_is_the_state_of_its_moment_whatever_changes_after() -> None:
+    """snapshot.captured takes full nodes by reference (a full sync joins them into pieces
+    while the primary goes on writing): writes after the capture -- appends to the tail, an
+    XDEL and a trim inside full nodes, a key deleted, groups read -- change nothing of what
+    its pieces hold."""
+    e = _engine(EngineConfig(300, 7))
+    e.execute([b"XGROUP", b"CREATE", b"s0", b"g", b"0"])
+    expected = snapshot.dump(e)
+    parts = snapshot.captured(e)
+    assert any(type(p) is bytes and len(p) > 300 for p in parts)  # nodes taken as they are
+    e.execute([b"XADD", b"s0", b"*", b"f", b"v"])
+    entries = e.execute([b"XRANGE", b"s0", b"-", b"+"]).reply
+    assert isinstance(entries, list)
+    doomed = [entries[i][0] for i in (10, 11, 400)]  # in full nodes
+    assert e.execute([b"XDEL", b"s0", *doomed]).reply == 3
+    assert e.execute([b"XTRIM", b"s1", b"MAXLEN", b"=", b"10"]).reply == 490
+    e.execute([b"XREADGROUP", b"GROUP", b"g", b"c", b"COUNT", b"5", b"STREAMS", b"s0", b">"])
+    e.execute([b"DEL", b"s2"])
+    e.execute([b"XADD", b"new", b"*", b"f", b"v"])
+    data = b"".join(snapshot.sealed(snapshot.pieces(parts, 4096)))
+    assert data == expected and parts == []
+    again = Engine(EngineConfig(300, 7))
+    snapshot.restore(again, data, deep=True)
+    assert again.execute([b"XLEN", b"s1"]).reply != e.execute([b"XLEN", b"s1"]).reply
+
+
 def test_restore_into_engine_with_other_limits() -> None:
     e = _engine()
     other = Engine(EngineConfig(100, 2))

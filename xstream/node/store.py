@@ -43,6 +43,7 @@ import queue
 import struct
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import chain
@@ -51,7 +52,7 @@ from typing import Any
 
 from xstream.engine import Engine, SnapshotError, snapshot
 from xstream.engine.errors import CoreError
-from xstream.engine.snapload import Loader
+from xstream.engine.snapload import CRC_SIZE, Loader
 from xstream.node import records
 from xstream.node.damage import CorruptLog, Damage, stop_reason, torn_tail
 from xstream.node.logs import slog
@@ -99,35 +100,48 @@ class SnapshotWriter:
         close()      -> the queue drained, the thread joined; the file is durable only
                         once finish_snapshot fsynced it (the flushes are a head start)
 
-    A write or flush that fails stops the thread: the next `write`, or `close`, raises its
-    OSError (the caller discards the file). A full queue makes `write` wait for the thread,
-    so pieces not yet written are bounded, not the snapshot."""
+    A write or flush that fails stops the thread: the next `write`, `summed` or `close` raises
+    its OSError (the caller discards the file). A full queue makes `write` wait for the
+    thread, so pieces not yet written are bounded, not the snapshot.
+
+    The thread also sums the CRC-32 of what it writes but the last CRC_TAIL bytes (a version
+    5+ snapshot's own checksum, whatever piece they came in): the loader then has it without
+    summing it on the thread that parses (`summed`, then Loader.finish's `crc`)."""
 
     QUEUED = 8  # pieces waiting for the thread (a full sync's are ~1 MiB each)
     FLUSH_BYTES = 8 << 20  # written between two fdatasyncs
+    CRC_TAIL = CRC_SIZE  # the bytes left out of the CRC: the snapshot's own CRC-32
 
     def __init__(self, file: SnapshotFile, fd: int) -> None:
         self.file = file  # its offset, temporary path and bytes so far
         self.fd = fd  # open for writing; -1 once closed
-        self._pieces: queue.Queue[bytes | None] = queue.Queue(self.QUEUED)
+        self._pieces: queue.Queue[bytes | memoryview | None] = queue.Queue(self.QUEUED)
         self._error: OSError | None = None  # the thread's failure, raised to the caller
+        self._crc = 0  # the thread's CRC-32 of what it wrote but `_held` ...
+        self._held = b""  # ... the last CRC_TAIL bytes written (fewer at first)
         self._thread = threading.Thread(target=self._run, name="snapshot-writer", daemon=True)
         self._thread.start()
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes | memoryview) -> None:
         """Queue a piece for the thread. OSError (an earlier piece failed): discard."""
         if self._error is not None:
             raise self._error
         self._pieces.put(data)
         self.file.size += len(data)
 
-    def close(self) -> SnapshotFile:
-        """Every piece written, the file closed; OSError if a piece failed (the file is
-        removed then, as `discard` does)."""
+    def summed(self) -> int:
+        """Every piece written (the thread done); the CRC-32 of them all but the last
+        CRC_TAIL bytes. OSError if a piece failed (the file is removed then)."""
         self._stop()
         if self._error is not None:
             self.discard()
             raise self._error
+        return self._crc
+
+    def close(self) -> SnapshotFile:
+        """Every piece written, the file closed; OSError if a piece failed (the file is
+        removed then, as `discard` does)."""
+        self.summed()
         os.close(self.fd)
         self.fd = -1
         return self.file
@@ -153,12 +167,25 @@ class SnapshotWriter:
                 continue  # failed: the rest is dropped until close or discard
             try:
                 _write_all(self.fd, data)
+                self._sum(data)
                 unflushed += len(data)
                 if unflushed >= self.FLUSH_BYTES:
                     os.fdatasync(self.fd)
                     unflushed = 0
             except OSError as e:
                 self._error = e
+
+    def _sum(self, data: bytes | memoryview) -> None:
+        """Add what `data` pushes out of the held tail to the CRC (zlib releases the GIL for
+        a long buffer: the parsing thread runs meanwhile)."""
+        if len(data) >= self.CRC_TAIL:
+            self._crc = zlib.crc32(self._held, self._crc)
+            self._crc = zlib.crc32(memoryview(data)[: -self.CRC_TAIL], self._crc)
+            self._held = bytes(data[-self.CRC_TAIL :])
+        else:
+            held = self._held + bytes(data)
+            self._crc = zlib.crc32(held[: -self.CRC_TAIL], self._crc)
+            self._held = held[-self.CRC_TAIL :]
 
 
 def _name(prefix: str, offset: int, suffix: str) -> str:
@@ -169,13 +196,13 @@ def _offset_of(path: Path) -> int:
     return int(path.name.split("-", 1)[1].split(".", 1)[0])
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | memoryview) -> None:
     n = os.write(fd, data)
     if n != len(data):  # nearly never: a short write only when the disk is (nearly) full
         _write_rest(fd, data, n)
 
 
-def _write_rest(fd: int, data: bytes, n: int) -> None:
+def _write_rest(fd: int, data: bytes | memoryview, n: int) -> None:
     """What a first write of `n` bytes left of `data`."""
     view = memoryview(data)[n:]
     while view:
@@ -740,9 +767,14 @@ class Store:
         self._temporaries += 1
         tmp = self.dir / f"{_name('snapshot', offset, '.xsnap')}.tmp{self._temporaries}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        writer = SnapshotWriter(SnapshotFile(offset, tmp, 0), fd)
-        writer.write(META_MAGIC + _U32.pack(len(head)) + head)
-        return writer
+        header = META_MAGIC + _U32.pack(len(head)) + head  # here: the writer sums the snapshot
+        try:
+            _write_all(fd, header)
+        except OSError:
+            os.close(fd)
+            tmp.unlink(missing_ok=True)
+            raise
+        return SnapshotWriter(SnapshotFile(offset, tmp, len(header)), fd)
 
     def install_snapshot(self, snap: SnapshotFile) -> None:
         """A received snapshot (closed) becomes the whole data set at its offset: made
