@@ -131,19 +131,44 @@ def _big_engine() -> Engine:
 
 
 def test_a_snapshot_is_written_as_it_is_serialized_never_held_whole(tmp_path: Path) -> None:
+    """The capture on the loop holds references, not bytes; the writer joins ~1 MiB at a
+    time: neither ever holds the 9 MB."""
     store, engine = _empty_store(tmp_path), _big_engine()
     tracemalloc.start()
     try:
         snap = store.begin_snapshot(engine, {"replid": "r"})
+        _, captured = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        path = snap.tmp.with_name(f"snapshot-{snap.offset:020d}.xsnap")
+        store.finish_snapshot(snap)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert snap.size > 8 << 20 and snap.tmp.stat().st_size == snap.size
+    assert snap.size > 8 << 20 and path.stat().st_size == snap.size and snap.body is None
+    assert captured < 1 << 20  # a reference or a header a node
     assert peak < 4 << 20  # a chunk or two at a time (~1 MiB each), not the 9 MB
-    store.finish_snapshot(snap)
     again = Engine()
     Store(tmp_path).recover(again, again.apply_record)
     assert again.execute([b"XLEN", b"s"], 0).reply == 80_000
+
+
+def test_a_snapshot_is_the_state_it_began_at_whatever_changes_before_it_is_written(
+    tmp_path: Path,
+) -> None:
+    """Writes between begin_snapshot (on the loop) and finish_snapshot (in a worker thread)
+    -- appends, XDEL and trims inside full nodes, a key deleted -- are not in the file."""
+    store, engine = _empty_store(tmp_path), _big_engine()
+    digest = engine.digest()
+    snap = store.begin_snapshot(engine, {"replid": "r"})
+    engine.xadd_many(b"s", [[b"f", b"late"]] * 10, 99)
+    first, last = engine.execute([b"XRANGE", b"s", b"-", b"+", b"COUNT", b"2"], 0).reply  # type: ignore[misc]
+    assert engine.execute([b"XDEL", b"s", first[0], last[0]], 0).reply == 2
+    assert engine.execute([b"XTRIM", b"s", b"MAXLEN", b"=", b"1000"], 0).reply == 79_010 - 2
+    engine.execute([b"SET", b"k", b"v"], 0)
+    store.finish_snapshot(snap)
+    again = Engine()
+    Store(tmp_path).recover(again, again.apply_record)
+    assert again.digest() == digest != engine.digest()
 
 
 def test_snapshots_at_one_offset_do_not_share_a_temporary_and_a_crash_leaves_none(

@@ -83,11 +83,13 @@ class Recovery:
 
 @dataclass
 class SnapshotFile:
-    """A snapshot written to its temporary file, not yet durable (Store.finish_snapshot)."""
+    """A snapshot in its temporary file, not yet durable (Store.finish_snapshot): written,
+    or its header written and `body` still to write (Store.begin_snapshot's capture)."""
 
     offset: int  # the replication offset it is the state at
     tmp: Path  # snapshot-<offset>.xsnap.tmp<n>; renamed to snapshot-<offset>.xsnap
-    size: int  # bytes
+    size: int  # bytes, once written
+    body: list[bytes] | None = field(default=None, repr=False)  # parts (captured) to write
 
 
 class SnapshotWriter:
@@ -678,13 +680,16 @@ class Store:
     # ------------------------------------------------------------ snapshots
 
     def begin_snapshot(self, engine: Engine, meta: dict[str, Any]) -> SnapshotFile:
-        """Serialize the state now (consistent at `written`) into a temporary file and start a
-        new segment there; `finish_snapshot` makes it durable (in a worker thread).
+        """Capture the state now (consistent at `written`) for a temporary file and start a
+        new segment there; `finish_snapshot` writes it and makes it durable (in a worker
+        thread, as Redis's BGSAVE writes from its fork).
 
-        The snapshot is written as it is serialized, ~1 MiB at a time, never held whole in
-        memory; the writes go to the page cache on the caller's loop (serializing is on the
-        loop already: the state must not move under it). DiskFault while the log is faulted
-        (`resume` snapshots then); OSError if the file cannot be written (nothing changed).
+        The capture is what stays on the caller's loop (the state must not move under it):
+        full nodes by reference (snapshot.captured: they never change in place), so the loop
+        is held for a reference or a small header a node, not for serializing and writing
+        the data set; the writer joins the parts ~1 MiB at a time, never the whole snapshot
+        in memory. DiskFault while the log is faulted (`resume` snapshots then); OSError if
+        the file cannot be created (nothing changed).
         """
         if self.fault:
             raise DiskFault(self.fault)
@@ -696,7 +701,10 @@ class Store:
                 self._fsync_failed = True
                 self._fail("fsync", e, None)  # acknowledged already (else its writer waits)
                 raise DiskFault(self.fault) from e
-        snap = self._write_snapshot(offset, meta, snapshot.dump_chunks(engine))
+        parts = snapshot.captured(engine)
+        snap = self._write_snapshot(offset, meta, ())
+        snap.size += sum(map(len, parts)) + CRC_SIZE
+        snap.body = parts
         self._open(offset, offset)
         self.synced = max(self.synced, offset)
         return snap
@@ -727,11 +735,18 @@ class Store:
     def finish_snapshot(self, snap: SnapshotFile) -> None:
         """Make a written snapshot durable (fsync, rename, fsync the directory), then delete
         what it supersedes. Thread-safe. OSError leaves the older snapshot and segments in
-        place (the temporary file is removed)."""
+        place (the temporary file is removed). A captured body is written first, joined
+        into ~1 MiB pieces and checksummed as they go."""
         final = self.dir / _name("snapshot", snap.offset, ".xsnap")
         try:
-            fd = os.open(snap.tmp, os.O_RDONLY)
+            fd = os.open(
+                snap.tmp, os.O_WRONLY | os.O_APPEND if snap.body is not None else os.O_RDONLY
+            )
             try:
+                if snap.body is not None:
+                    body, snap.body = snap.body, None
+                    for piece in snapshot.sealed(snapshot.pieces(body)):
+                        _write_all(fd, piece)
                 os.fsync(fd)
             finally:
                 os.close(fd)
