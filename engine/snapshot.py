@@ -97,8 +97,8 @@ class _Protocol(Protocol):  # the Engine's shape, without importing engine.py (n
 
 
 def dump_chunks(engine: _Protocol, chunk_size: int = 1 << 20) -> Iterator[bytes]:
-    """The snapshot in pieces of roughly `chunk_size` bytes, its checksum the last piece.
-    Consistent only if the engine does not change while it is consumed."""
+    """The snapshot in pieces of roughly `chunk_size` bytes, its checksum the last piece: the
+    state when the first piece is taken (body_chunks captures it then)."""
     return sealed(body_chunks(engine, chunk_size))
 
 
