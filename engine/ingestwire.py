@@ -72,7 +72,7 @@ def read(raw: bytes) -> IngestWire:
                 raise ValueError("truncated element")
             elements.append(raw[start:i])
             continue
-        tag, i = _varint(raw, i, end)
+        tag, i = read_varint(raw, i, end)
         if tag > _U32 or i - start_of_tag > 5:  # (a tag is a 32-bit varint)
             raise ValueError("malformed tag")
         field = tag >> 3
@@ -80,7 +80,7 @@ def read(raw: bytes) -> IngestWire:
         if field == 0:
             raise ValueError("field number 0")
         if wire_type == 2:
-            length, i = _varint(raw, i, end)
+            length, i = read_varint(raw, i, end)
             start = i
             i = start + length
             if i > end:
@@ -94,7 +94,7 @@ def read(raw: bytes) -> IngestWire:
             elif field == _CONCERN:
                 out.concern_parts.append(raw[start:i])
         elif wire_type == 0:
-            value, i = _varint(raw, i, end)
+            value, i = read_varint(raw, i, end)
             if field == _COUNTS:
                 out.counts.append(value & _U32)
         elif wire_type == 1:
@@ -115,12 +115,13 @@ def _packed_counts(raw: bytes, i: int, end: int, counts: list[int]) -> None:
             counts.append(byte)
             i += 1
             continue
-        value, i = _varint(raw, i, end)
+        value, i = read_varint(raw, i, end)
         counts.append(value & _U32)
 
 
-def _varint(raw: bytes, i: int, end: int) -> tuple[int, int]:
-    """The varint at raw[i:end] (its low 64 bits) and the index after it."""
+def read_varint(raw: bytes, i: int, end: int) -> tuple[int, int]:
+    """The varint at raw[i:end] (its low 64 bits) and the index after it; ValueError if it is
+    cut short or longer than 10 bytes (also protocol.unframed's reader)."""
     value = 0
     shift = 0
     while shift < 70:

@@ -135,11 +135,19 @@ def captured(engine: _Protocol) -> list[bytes]:
         assert value is not None
         parts += _key_record(engine.dbs[db].expires.get(key), key, value)
         if isinstance(value, Stream):
-            for nkey, lp in value.nodes():
-                parts.append(nkey + _U32.pack(len(lp)))
-                parts.append(lp if type(lp) is bytes else bytes(lp))
-            parts.append(_groups(value) + _idmp(value))
+            parts += _stream_body(value)
     parts.append(bytes((END,)))
+    return parts
+
+
+def _stream_body(s: Stream) -> list[bytes]:
+    """A stream record after its metadata: each node (master ID and length, then the
+    listpack: a full node by reference, a writable one copied), then groups and IDMP."""
+    parts: list[bytes] = []
+    for nkey, lp in s.nodes():
+        parts.append(nkey + _U32.pack(len(lp)))
+        parts.append(lp if type(lp) is bytes else bytes(lp))
+    parts.append(_groups(s) + _idmp(s))
     return parts
 
 
@@ -226,10 +234,7 @@ def copy_value(value: Value) -> Value:
         return deque(value)
     if isinstance(value, set):
         return set(value)
-    parts: list[bytes | bytearray] = [_stream_meta(value)]
-    for nkey, lp in value.nodes():
-        parts += [nkey, _U32.pack(len(lp)), lp]
-    data = b"".join([*parts, _groups(value), _idmp(value)])
+    data = b"".join([_stream_meta(value), *_stream_body(value)])
     copy = Loader(1, hashed=False).stream_of(data)
     copy.foreign_nodes = value.foreign_nodes  # the same nodes: built under the same limits
     return copy

@@ -51,8 +51,7 @@ def _primary_message(raw: bytes) -> pb.PrimaryMessage | memoryview:
     """Sync's deserializer: a SnapshotChunk's data as a view of the message's bytes (a full
     sync's ~1 MiB pieces, neither parsed nor copied by protobuf: the loader copies each node
     once from it, the file writer writes it), any other message parsed."""
-    chunk = protocol.unframed(_CHUNK, raw)
-    data = None if chunk is None else protocol.unframed(_CHUNK_DATA, chunk)
+    data = protocol.unframed(raw, _CHUNK, _CHUNK_DATA)
     return data if data is not None else pb.PrimaryMessage.FromString(raw)
 
 

@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol, TypeGuard, cast
 
 from xstream.engine.encoded import varint
+from xstream.engine.ingestwire import read_varint
 from xstream.engine.reply import (
     NULL_ARRAY,
     EncodedRun,
@@ -89,28 +90,20 @@ def framed(number: int, pieces: list[bytes]) -> list[bytes]:
     return [varint(number << 3 | 2) + varint(size), *pieces]
 
 
-def unframed(number: int, raw: bytes | memoryview) -> memoryview | None:
-    """The payload of `raw` when it is exactly one length-delimited field `number` (what
-    `framed` writes), as a view of it (nothing copied); None for anything else."""
-    view = memoryview(raw)
-    tag, pos = _read_varint(view, 0)
-    if tag != number << 3 | 2:
-        return None
-    size, pos = _read_varint(view, pos)
-    return view[pos:] if pos >= 0 and len(view) - pos == size else None
-
-
-def _read_varint(view: memoryview, pos: int) -> tuple[int, int]:
-    """A varint at `pos` and the position after it; (-1, -1) if it is cut short or overlong."""
-    value = shift = 0
-    while 0 <= pos < len(view) and shift < 64:
-        byte = view[pos]
-        value |= (byte & 0x7F) << shift
-        pos += 1
-        if byte < 0x80:
-            return value, pos
-        shift += 7
-    return -1, -1
+def unframed(raw: bytes, *numbers: int) -> memoryview | None:
+    """The payload of `raw` when it is exactly `framed(numbers[0], framed(numbers[1], ...))`:
+    one length-delimited field holding exactly the next, as a view of it (nothing copied);
+    None for anything else. Varints are read by the engine's IngestBatch reader."""
+    pos = 0
+    for number in numbers:
+        try:
+            tag, pos = read_varint(raw, pos, len(raw))
+            size, pos = read_varint(raw, pos, len(raw))
+        except ValueError:
+            return None
+        if tag != number << 3 | 2 or len(raw) - pos != size:
+            return None
+    return memoryview(raw)[pos:]
 
 
 # ---------------------------------------------------------------- values
