@@ -221,6 +221,16 @@ def test_no_live_peer_is_never_settled_early() -> None:
     assert Campaign() in run(Observation(100.5, me, lease, None, ()), state)
 
 
+def test_a_cluster_starting_keeps_the_settle_with_some_peers_heard() -> None:
+    lease = Lease(8, 9.0, sent_at=100.0)
+    me = leaderless(node("a", offset=20, heard_at=100.0), 0)  # no leader key seen yet
+    heard = leaderless(node("b", offset=10, heard_at=100.0), 0)  # a third may not be heard yet
+    state = State(leaderless_since=100.0)
+    assert Campaign() not in run(Observation(100.0, me, lease, None, (heard,)), state)
+    assert Campaign() not in run(Observation(100.4, me, lease, None, (heard,)), state)
+    assert Campaign() in run(Observation(100.5, me, lease, None, (heard,)), state)
+
+
 def test_an_unwritable_primary_hands_over_to_a_replica_with_all_of_its_log() -> None:
     lease = Lease(7, 2.0, sent_at=10.0)
     key = LeaderKey("a", "a:1", 5, 7)

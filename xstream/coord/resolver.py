@@ -38,7 +38,8 @@ Invariants (property-tested in tests/unit/test_resolver.py):
   are final for the ranking (a write acked by a replica before the old primary's lease
   deadline is in that replica's offset at any later publish), so `settle` is skipped:
   `k * grace` only. Until then the node decides again every `retry` to see them republish.
-  With no live peer at all nothing is settled early (peers may not have published yet).
+  With no live peer at all, or before any leader key was seen (a cluster starting), nothing
+  is settled early: peers may not have published yet.
 - Damaged and unwritable nodes stand aside. A node started on damaged data never campaigns
   until it has synced (its log may lack acknowledged records). A primary whose log cannot take
   writes (a full or failing disk) steps down and resigns once a live, writable, undamaged
@@ -391,9 +392,11 @@ def _leaderless(
 
 def _settled(me: NodeStatus, live: list[NodeStatus]) -> bool:
     """Has every live peer published since the leader key went, as this node saw it go? Not
-    with no live peer: that may be peers not heard from yet (a cluster starting)."""
+    with no live peer, and not before any leader key was seen (`leaderless_after` 0, a
+    cluster starting): the peers heard may not be all of them, and one not heard yet may be
+    the most up to date."""
     after = me.leaderless_after
-    return after >= 0 and bool(live) and all(p.leaderless_after == after for p in live)
+    return after > 0 and bool(live) and all(p.leaderless_after == after for p in live)
 
 
 def _eligible(state: State, me: NodeStatus, timing: Timing) -> bool:
