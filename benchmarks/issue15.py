@@ -6,7 +6,7 @@ Run by hand, never by the test suite:
     .venv/bin/python benchmarks/issue15.py --quick         # 100k entries (about 3 minutes)
     .venv/bin/python benchmarks/issue15.py --parts memory,xrange
 
-Four parts run one after the other. Each starts its own xstream side and redis-server side
+Five parts run one after the other. Each starts its own xstream side and redis-server side
 on free loopback ports (data in a temporary directory, both with fsync / appendfsync
 everysec) and stops them before the next part starts, so that no part's servers load
 another's figures. Every process of a part (servers, replicas, clients, redis-benchmark,
@@ -24,6 +24,8 @@ and at the end of each part, and again beside the table.
           time from the primary being read at an offset to the worse replica being read past
           it (the xstream replicas' own apply_lag p50 / p99 in the notes). Full resync: a fresh
           replica of each primary holding the N entries, spawn -> offsets equal.
+  resync  service_bench.py --measures resync again with 3N entries (ingest 16000x1), both
+          sides: the same resync row where the sync outweighs the replica process's start.
   memory  memory_bench.py, lone primaries: RSS (VmRSS, once quiet) idle, after N and after 3N
           entries of 3 small fields loaded by redis-py pipelines of 1,000; growth per entry over
           the first N, marginal per entry from N to 3N, the idle RSS and what it is (private
@@ -198,6 +200,38 @@ def ingest_part(args: argparse.Namespace, part: Part) -> None:
         raise RuntimeError("a replica's digest differed from the primary's after the ingest")
 
 
+# -- part 1b: the full resync at 3N (service_bench.py) -----------------------------------------
+
+
+def resync_part(args: argparse.Namespace, part: Part) -> None:
+    """The resync row again with 3N entries, where the sync outweighs the replica process's
+    start (a fixed ~0.15 s of interpreter and imports that redis-server does not pay)."""
+    n = 3 * args.entries
+    sargs = service_bench.parse_args(
+        ["--entries", str(n), "--measures", "resync", "--ingest-configs", "16000x1"]
+    )
+    with service_bench.workspace(keep=False) as workdir:
+        procs = Procs(workdir, service_bench.node_env(workdir, sargs.bytecode_cache))
+        try:
+            theirs = service_bench.run_redis(procs, workdir, sargs)
+            mine = service_bench.run_xstream(procs, workdir, sargs)
+        finally:
+            procs.stop_all()
+    part.rows.append(
+        Row(
+            f"Full resync of {n:,} entries (3N), spawn -> offsets equal",
+            mine.resync_s,
+            theirs.resync_s,
+            "s",
+            Target("said: how the row scales"),
+        )
+    )
+    part.notes.append(
+        f"resync of 3N: of xstream's, {mine.resync_start_s:.2f} s the process starting, "
+        f"{mine.resync_inner_s:.2f} s in the replica's own sync"
+    )
+
+
 # -- part 2: resident memory (memory_bench.py) -------------------------------------------------
 
 
@@ -365,6 +399,7 @@ def spark_part(args: argparse.Namespace, part: Part) -> None:
 
 PARTS: dict[str, tuple[str, Callable[[argparse.Namespace, Part], None]]] = {
     "ingest": ("service_bench.py", ingest_part),
+    "resync": ("service_bench.py", resync_part),
     "memory": ("memory_bench.py", memory_part),
     "xrange": ("issue15.py", xrange_part),
     "spark": ("spark_bench.py", spark_part),
