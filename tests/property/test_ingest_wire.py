@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xstream import protocol
-from xstream.client.ingestrows import varint
 from xstream.engine import ingestwire
+from xstream.engine.encoded import varint
 from xstream.node.concern import Acks, WriteConcern
 from xstream.server.service import read_ingest
 from xstream.v1 import xstream_pb2 as pb

@@ -42,6 +42,7 @@ from typing import Any, overload
 
 from xstream.client.exceptions import DataError
 from xstream.engine import ingestwire
+from xstream.engine.encoded import varint
 
 from .argv import Encodable, encode
 
@@ -68,16 +69,6 @@ class Chunk:
     rows: int  # entries in the chunk (>= 1)
     counts: bytes  # the packed counts payload: each entry's number of elements, as varints
     elements: bytes  # field 3 of every element, in order (tag, length, bytes)
-
-
-def varint(n: int) -> bytes:
-    """Protobuf's base-128 varint of a non-negative int."""
-    out = bytearray()
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 def message(key: bytes, chunk: Chunk, concern: bytes | None = None) -> bytes:
