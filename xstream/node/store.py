@@ -663,10 +663,11 @@ class Store:
     async def resume(self, engine: Engine, meta: dict[str, Any], offset: int) -> None:
         """After a fault: snapshot the state at `offset` (the role brought it back to what the
         log holds, whole records) into a fresh segment, so nothing rests on pages a failed
-        write or fsync left; then take writes again. OSError (still faulted) if the disk fails
-        again."""
+        write or fsync left; then take writes again. The state is captured on the loop and
+        written and fsynced in a worker thread (writes stay refused until then). OSError
+        (still faulted) if the disk fails again."""
         assert self.fault and self.base <= offset <= self.written
-        snap = self._write_snapshot(offset, meta, snapshot.dump_chunks(engine))
+        snap = self._captured_snapshot(engine, offset, meta)  # written by finish_snapshot
         with contextlib.suppress(OSError):  # the old segment ends at a record boundary too
             os.ftruncate(self._fd, offset - self.base)
         self._open(offset, offset, fresh=True)
@@ -701,12 +702,19 @@ class Store:
                 self._fsync_failed = True
                 self._fail("fsync", e, None)  # acknowledged already (else its writer waits)
                 raise DiskFault(self.fault) from e
+        snap = self._captured_snapshot(engine, offset, meta)
+        self._open(offset, offset)
+        self.synced = max(self.synced, offset)
+        return snap
+
+    def _captured_snapshot(self, engine: Engine, offset: int, meta: dict[str, Any]) -> SnapshotFile:
+        """The state now captured (snapshot.captured) as the body of a temporary snapshot file
+        holding only its header so far: finish_snapshot writes the body. OSError if the file
+        cannot be created."""
         parts = snapshot.captured(engine)
         snap = self._write_snapshot(offset, meta, ())
         snap.size += sum(map(len, parts)) + CRC_SIZE
         snap.body = parts
-        self._open(offset, offset)
-        self.synced = max(self.synced, offset)
         return snap
 
     def _write_snapshot(
