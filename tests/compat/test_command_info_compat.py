@@ -1,11 +1,14 @@
-"""COMMAND INFO and ACL CAT against redis-server: what Redis says of every command both answer.
+"""COMMAND INFO, COMMAND LIST and ACL CAT against redis-server: what Redis says of every command
+both answer.
 
 For every command and subcommand xstream's COMMAND LIST names that redis-server also has,
 COMMAND INFO's name, arity, flags, first key, last key, step and ACL categories are equal,
 each in Redis's order (tips and key specs are not compared: xstream sends none). A
 container's subcommands that xstream lists are each Redis's entry. For every ACL category,
-ACL CAT lists the same of the commands both have. This is what clients route by (flags, key
-positions) and what ACL rules such as `+@fast` or `-@list` select.
+ACL CAT lists the same of the commands both have. COMMAND LIST names every command and
+subcommand both describe, and its FILTERBY ACLCAT and PATTERN select the same of them. This is
+what clients route by (flags, key positions) and what ACL rules such as `+@fast` or `-@list`
+select.
 
 redis-server here is 7.0.15; xstream answers as Redis 8.8 (node/commandspec.py). Where 8.8's
 command table differs from 7.0's, CHANGED names the command and what changed, and the test
@@ -107,6 +110,29 @@ def test_acl_categories_list_the_same_commands(
         theirs = {c.decode() for c in theirs_client.execute_command("ACL", "CAT", cat)}
         ours = {c.decode() for c in ours_client.execute_command("ACL", "CAT", cat)}
         assert ours & shared == theirs & shared, cat
+
+
+def test_command_list_names_and_filters_as_redis_does(
+    clients: tuple[redis.Redis, redis.Redis],
+) -> None:
+    theirs_client, ours_client = clients
+    ours, theirs = set(names(ours_client)), set(names(theirs_client))
+    described = {n for n in theirs if info(ours_client, n) is not None}
+    assert {"config|get", "xgroup|create", "xinfo|stream"} <= described
+    assert described <= ours  # every (sub)command both describe is listed, as Redis lists it
+    shared = ours & theirs
+
+    def listed(client: redis.Redis, kind: str, value: str) -> set[str]:
+        reply = client.execute_command("COMMAND", "LIST", "FILTERBY", kind, value)
+        return {n.decode() for n in reply}
+
+    same_cats = shared - {n for n, change in CHANGED.items() if "categories" in change}
+    for cat in [c.decode() for c in ours_client.execute_command("ACL", "CAT")]:
+        want = listed(theirs_client, "ACLCAT", cat) & same_cats
+        assert listed(ours_client, "ACLCAT", cat) & same_cats == want, cat
+    for pattern in ("x*", "config*", "*|help", "client|*", "nosuch*"):
+        want = listed(theirs_client, "PATTERN", pattern) & shared
+        assert listed(ours_client, "PATTERN", pattern) & shared == want, pattern
 
 
 def test_a_subcommand_by_its_full_name(clients: tuple[redis.Redis, redis.Redis]) -> None:

@@ -16,7 +16,7 @@ answers a subcommand, as Redis 7 does.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Final, cast
+from typing import Final
 
 from xstream.engine import glob
 from xstream.engine.commands import COMMANDS, SUBCOMMANDS
@@ -203,7 +203,9 @@ def _docs(argv: list[bytes]) -> Reply:
 
 
 def _list(argv: list[bytes]) -> Reply:
-    names = [n for i in TABLE.values() for n in (i.name, *(s.name for s in i.subcommands))]
+    """Every command, each container followed by its subcommands, as Redis lists them."""
+    infos = [x for i in TABLE.values() for x in (i, *(i.subcommands or i.listed))]
+    names = [i.name for i in infos]
     if len(argv) == 2:
         return [n.encode() for n in names]
     if len(argv) != 5 or argv[2].upper() != b"FILTERBY":
@@ -212,16 +214,11 @@ def _list(argv: list[bytes]) -> Reply:
     if kind == b"PATTERN":
         return [n.encode() for n in names if glob.match(value.lower(), n.encode())]
     if kind == b"ACLCAT":
-        cat = b"@" + value.lower()
-        return [i.name.encode() for i in TABLE.values() if Status(cat.decode()) in _cats(i)]
+        cat = value.lower().decode(errors="replace")
+        return [i.name.encode() for i in infos if cat in SPECS[i.name].categories]
     if kind == b"MODULE":
         return []
     raise StreamError("syntax error")
-
-
-def _cats(info: Info) -> list[Reply]:
-    reply = cast(list[Reply], info.reply())
-    return cast(list[Reply], reply[6])
 
 
 def command(conn: cc.Conn, argv: list[bytes]) -> cc.EdgeReply:
