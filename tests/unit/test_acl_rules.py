@@ -93,6 +93,16 @@ def test_key_patterns() -> None:
     d = a.check(u, [b"XREAD", b"STREAMS", b"events:a", b"other", b"0", b"0"])
     assert d is not None and d.object == "other"
     assert a.check(u, [b"XREADGROUP", b"GROUP", b"g", b"c", b"STREAMS", b"logs:x", b">"])
+    # STREAMS is looked for past GROUP <group> <consumer> (Redis's key spec: startfrom 4), so a
+    # group or consumer named "streams" is no keyword: the keys are what follows the real one
+    for group, consumer in [(b"streams", b"c"), (b"g", b"STREAMS")]:
+        read = [b"XREADGROUP", b"GROUP", group, consumer, b"STREAMS"]
+        assert a.check(u, [*read, b"events:a", b">"]) is None
+        d = a.check(u, [*read, b"other", b">"])
+        assert d is not None and d.object == "other"
+    a2, u2 = make("on", "nopass", "+@all", "~S*")
+    d = a2.check(u2, [b"XREADGROUP", b"GROUP", b"streams", b"Sx", b"STREAMS", b"secret", b">"])
+    assert d is not None and d.object == "secret"  # not [Sx, STREAMS]: both match S*
     assert a.check(u, [b"DEL", b"events:1", b"nope"]) is not None
     assert a.check(u, [b"COPY", b"logs:1", b"sink:2"]) is None
     assert a.check(u, [b"XINFO", b"STREAM", b"logs:1"]) is None

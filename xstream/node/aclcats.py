@@ -48,6 +48,9 @@ CLIENT_SUBCOMMANDS = ("id", "getname", "setname", "setinfo", "info", "list", "ki
 
 _RETURNS_ENTRIES = {"xreadgroup", "xclaim", "xautoclaim", "rename", "renamenx", "move"}
 _TWO_KEYS = {"copy", "rename", "renamenx"}
+# Where Redis's key spec starts looking for STREAMS: past XREADGROUP's GROUP <group>
+# <consumer>, so a group or consumer named "streams" is not taken for the keyword.
+_STREAMS_FROM = {"xread": 1, "xreadgroup": 4}
 
 
 def _table() -> dict[str, tuple[str, ...]]:
@@ -107,16 +110,18 @@ def keys_of(name: str, argv: list[bytes]) -> list[tuple[bytes, str]]:
         ]
     need = "RW" if base in _RETURNS_ENTRIES else "W" if "write" in spec.flags else "R"
     if "movablekeys" in spec.flags:
-        return [(k, need) for k in _streams_keys(argv)]
+        return [(k, need) for k in _streams_keys(argv, _STREAMS_FROM.get(base, 1))]
     if not spec.first:
         return []
     stop = spec.last + 1 if spec.last >= 0 else len(argv) + spec.last + 1
     return [(k, need) for k in argv[spec.first : stop : spec.step]]
 
 
-def _streams_keys(argv: list[bytes]) -> list[bytes]:
-    for i, word in enumerate(argv):
-        if word.upper() == b"STREAMS":
+def _streams_keys(argv: list[bytes], start: int) -> list[bytes]:
+    """The keys after the first STREAMS word at or past argv[start] (Redis's key spec:
+    keyword search from `startfrom`), the first half of what follows it."""
+    for i in range(start, len(argv)):
+        if argv[i].upper() == b"STREAMS":
             rest = argv[i + 1 :]
             return rest[: len(rest) // 2]
     return []
