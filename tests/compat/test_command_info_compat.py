@@ -6,7 +6,9 @@ COMMAND INFO's name, arity, flags, first key, last key, step and ACL categories 
 each in Redis's order (tips and key specs are not compared: xstream sends none). A
 container's subcommands that xstream lists are each Redis's entry. For every ACL category,
 ACL CAT lists the same of the commands both have. COMMAND LIST names every command and
-subcommand both describe, and its FILTERBY ACLCAT and PATTERN select the same of them. This is
+subcommand both describe, and its FILTERBY ACLCAT and PATTERN select the same of them;
+COMMAND GETKEYS finds the same keys or refuses alike (every shared command filled to its
+arity, and the movable and tricky cases). This is
 what clients route by (flags, key positions) and what ACL rules such as `+@fast` or `-@list`
 select.
 
@@ -133,6 +135,68 @@ def test_command_list_names_and_filters_as_redis_does(
     for pattern in ("x*", "config*", "*|help", "client|*", "nosuch*"):
         want = listed(theirs_client, "PATTERN", pattern) & shared
         assert listed(ours_client, "PATTERN", pattern) & shared == want, pattern
+
+
+def getkeys(client: redis.Redis, argv: list[str]) -> object:
+    """COMMAND GETKEYS's reply to `argv`, or its error's text."""
+    try:
+        reply = client.execute_command("COMMAND", "GETKEYS", *argv)
+    except redis.ResponseError as e:
+        return str(e)
+    return [k.decode() for k in reply]
+
+
+GETKEYS_CASES = [
+    "XREAD STREAMS a b c",  # an odd count after STREAMS: the first half
+    "XREAD COUNT 1 a",  # no STREAMS: Invalid arguments
+    "XREAD STREAMS a",  # arity first
+    "XREADGROUP GROUP streams c STREAMS a b 0 0",  # a group named like the keyword
+    "XREADGROUP GROUP g STREAMS STREAMS a 0",
+    "XINFO NOSUCH s",  # a container's unknown subcommand
+    "NOSUCH k",
+    "PING x",  # no key arguments, before the arity
+    "CONFIG GET x",
+    "XLEN a b",
+    "COPY a b REPLACE",
+    "RENAME a b",
+    "BLPOP a b 0",
+    "OBJECT ENCODING k",
+    "DEL a b c",
+]
+
+
+def test_getkeys_finds_the_keys_redis_finds(clients: tuple[redis.Redis, redis.Redis]) -> None:
+    """For every (sub)command both describe, filled to its arity and two words past it, and
+    for the cases above: the same keys, or the same refusal."""
+    theirs_client, ours_client = clients
+    compared = 0
+    for name in names(ours_client):
+        theirs = info(theirs_client, name)
+        if theirs is None or fields(theirs)["name"] != name:
+            continue
+        words = name.upper().split("|")
+        arity = abs(int(fields(theirs)["arity"]))  # type: ignore[call-overload]
+        for extra in (0, 2):
+            argv = words + [f"k{i}" for i in range(max(arity - len(words), 1) + extra)]
+            assert getkeys(ours_client, argv) == getkeys(theirs_client, argv), argv
+            compared += 1
+    assert compared > 150
+    for case in GETKEYS_CASES:
+        argv = case.split()
+        assert getkeys(ours_client, argv) == getkeys(theirs_client, argv), case
+
+
+def test_command_help_and_subcommand_arities(clients: tuple[redis.Redis, redis.Redis]) -> None:
+    theirs_client, ours_client = clients
+    ours = [line.decode() for line in ours_client.execute_command("COMMAND", "HELP")]
+    theirs = [line.decode() for line in theirs_client.execute_command("COMMAND", "HELP")]
+    assert ours[0] == theirs[0] and ours[-2] == theirs[-2] == "HELP"
+    for argv in (["COUNT", "x"], ["HELP", "x"], ["GETKEYS"], ["GETKEYS", "XLEN"], ["NOSUCH"]):
+        with pytest.raises(redis.ResponseError) as want:
+            theirs_client.execute_command("COMMAND", *argv)
+        with pytest.raises(redis.ResponseError) as got:
+            ours_client.execute_command("COMMAND", *argv)
+        assert str(got.value) == str(want.value), argv
 
 
 def test_a_subcommand_by_its_full_name(clients: tuple[redis.Redis, redis.Redis]) -> None:

@@ -40,7 +40,8 @@ OTHERS = ("auth", "hello", "ping", "echo", "quit", "reset", "select", "client", 
           "config|resetstat", "config|rewrite", "config|help", "time", "lastsave", "save",
           "bgsave", "bgrewriteaof", "debug", "shutdown", "function", "script", "multi", "exec",
           "discard", "watch", "unwatch", "acl", "sync", "failover", "replicaof",
-          "function|flush", "script|flush")  # fmt: skip
+          "function|flush", "script|flush", "command|count", "command|docs", "command|getkeys",
+          "command|help", "command|info", "command|list")  # fmt: skip
 ACL_SUBCOMMANDS = ("cat", "deluser", "dryrun", "genpass", "getuser", "help", "list", "load",
                    "log", "save", "setuser", "users", "whoami")  # fmt: skip
 CLIENT_SUBCOMMANDS = ("id", "getname", "setname", "setinfo", "info", "list", "kill", "help",

@@ -149,6 +149,12 @@ REDIS: Final[dict[str, Spec]] = {
         3, "noscript loading stale", 0, 0, 0, "slow connection", "connection", "2.6.9"
     ),
     "command": _s(-1, "loading stale", 0, 0, 0, "slow connection", "server", "2.8.13"),
+    "command|count": _s(2, "loading stale", 0, 0, 0, "slow connection", "server", "2.8.13"),
+    "command|docs": _s(-2, "loading stale", 0, 0, 0, "slow connection", "server", "7.0.0"),
+    "command|getkeys": _s(-4, "loading stale", 0, 0, 0, "slow connection", "server", "2.8.13"),
+    "command|help": _s(2, "loading stale", 0, 0, 0, "slow connection", "server", "5.0.0"),
+    "command|info": _s(-2, "loading stale", 0, 0, 0, "slow connection", "server", "2.8.13"),
+    "command|list": _s(-2, "loading stale", 0, 0, 0, "slow connection", "server", "7.0.0"),
     "config": _s(-2, "", 0, 0, 0, "slow", "server", "2.0.0"),
     "config|get": _s(
         -3, "admin noscript loading stale", 0, 0, 0, "admin slow dangerous", "server", "2.0.0"

@@ -1,4 +1,5 @@
-"""COMMAND (COUNT, INFO, DOCS, LIST), and the table of what the RESP edge answers itself.
+"""COMMAND (COUNT, INFO, DOCS, LIST, GETKEYS, HELP), and the table of what the RESP edge
+answers itself.
 
 The command list is derived, not written out: the engine's table (engine.commands: name,
 arity, subcommands), the node's server commands (node.base.SERVER_COMMANDS) and the edge's
@@ -9,17 +10,21 @@ group) is node/commandspec.py's. Each entry is Redis 7's ten-field COMMAND INFO 
 
 Key specs and tips are empty; the flags and the legacy key range are what clients use to
 route (XREAD and XREADGROUP: movablekeys, 0 0 0). A container lists the subcommands xstream
-answers (COMMAND's own and FUNCTION's and SCRIPT's: none); `COMMAND INFO container|sub`
-answers a subcommand, as Redis 7 does.
+answers (FUNCTION's and SCRIPT's: FLUSH only); `COMMAND INFO container|sub` answers a
+subcommand, as Redis 7 does. COMMAND GETKEYS finds a command's keys as ACL does
+(node/aclcats.keys_of); GETKEYSANDFLAGS, which needs Redis's per-key flags (key specs), is
+not answered.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Final
 
 from xstream.engine import glob
 from xstream.engine.commands import COMMANDS, SUBCOMMANDS
+from xstream.engine.commands.info import help_reply
 from xstream.engine.errors import StreamError, unknown_command, unknown_subcommand, wrong_arity
 from xstream.engine.reply import Reply, ReplyMap, ReplySet, Status
 from xstream.node import aclcats
@@ -107,7 +112,7 @@ def _table() -> dict[str, Info]:
         table[name] = _info_of(name, SPECS[name].arity, infos)
     for name in _OTHERS:
         table[name] = _info_of(name, SPECS[name].arity)
-    for name in ("acl", "client", "config", "function", "script"):  # those ACL rules name
+    for name in ("acl", "client", "command", "config", "function", "script"):  # ACL names them
         named = sorted(n for n in aclcats.TABLE if n.startswith(name + "|"))
         table[name] = replace(table[name], listed=tuple(_info_of(n, SPECS[n].arity) for n in named))
     assert {n.decode().lower() for n in SERVER_COMMANDS} <= table.keys()
@@ -221,22 +226,65 @@ def _list(argv: list[bytes]) -> Reply:
     raise StreamError("syntax error")
 
 
+def _getkeys(argv: list[bytes]) -> Reply:
+    """COMMAND GETKEYS <command> <arg> ...: the keys of a whole command, found as ACL finds
+    them (aclcats.keys_of: Redis's key range; past STREAMS for XREAD and XREADGROUP), with
+    getKeysSubcommandImpl's refusals in its order: unknown, no keys, arity, no key found."""
+    words = argv[2:]
+    name = aclcats.fullname(words)
+    info = _named(name)
+    if info is None or ("|" not in name and (info.subcommands or info.listed)):
+        raise StreamError("Invalid command specified")  # a container's unknown subcommand too
+    spec = SPECS[name]
+    if not spec.first and "movablekeys" not in spec.flags:
+        raise StreamError("The command has no key arguments")
+    if len(words) != info.arity if info.arity >= 0 else len(words) < -info.arity:
+        raise StreamError("Invalid number of arguments specified for command")
+    keys: list[Reply] = [key for key, _ in aclcats.keys_of(name, words)]
+    if not keys:
+        raise StreamError("Invalid arguments specified for command")
+    return keys
+
+
+_HELP_LINES = (
+    "(no subcommand)",
+    "    Every command's details, as INFO gives them.",
+    "COUNT",
+    "    How many commands this server answers.",
+    "LIST [FILTERBY (MODULE <name>|ACLCAT <category>|PATTERN <pattern>)]",
+    "    The names of the commands and subcommands, or those the filter selects.",
+    "INFO [<command-name> ...]",
+    "    Each named command's details (all of them with no name).",
+    "DOCS [<command-name> ...]",
+    "    Each named command's documentation (all of them with no name).",
+    "GETKEYS <full-command>",
+    "    The keys a whole command names.",
+)
+
+# name -> (handler, Redis's arity with the container counted)
+_SUBCOMMANDS: Final[dict[bytes, tuple[Callable[[list[bytes]], Reply], int]]] = {
+    b"count": (lambda argv: len(TABLE), 2),
+    b"info": (_info, -2),
+    b"docs": (_docs, -2),
+    b"list": (_list, -2),
+    b"getkeys": (_getkeys, -4),
+    b"help": (lambda argv: help_reply(argv[0], _HELP_LINES), 2),
+}
+
+
 def command(conn: cc.Conn, argv: list[bytes]) -> cc.EdgeReply:
-    """COMMAND [COUNT | INFO [name ...] | DOCS [name ...] | LIST [FILTERBY ...]]."""
+    """COMMAND [COUNT | INFO [name ...] | DOCS [name ...] | LIST [FILTERBY ...] |
+    GETKEYS <command> <arg> ... | HELP]."""
     if len(argv) == 1:
         return _info([b"COMMAND", b"INFO"])
     sub = argv[1].lower()
-    if sub == b"count" and len(argv) == 2:
-        return len(TABLE)
-    if sub == b"info":
-        return _info(argv)
-    if sub == b"docs":
-        return _docs(argv)
-    if sub == b"list":
-        return _list(argv)
-    if sub in (b"count", b"help"):
+    found = _SUBCOMMANDS.get(sub)
+    if found is None:
+        raise unknown_subcommand(argv[0], argv[1])
+    handler, arity = found
+    if len(argv) != arity if arity >= 0 else len(argv) < -arity:
         raise wrong_arity(f"command|{sub.decode()}")
-    raise unknown_subcommand(argv[0], argv[1])
+    return handler(argv)
 
 
 EDGE_COMMANDS[b"COMMAND"] = command
