@@ -51,7 +51,12 @@ class Command:
     write: bool
 
     def arity_ok(self, argc: int) -> bool:
-        return argc == self.arity if self.arity >= 0 else argc >= -self.arity
+        return arity_ok(self.arity, argc)
+
+
+def arity_ok(arity: int, argc: int) -> bool:
+    """Redis's arity rule: exactly `arity` words (name included), or at least -arity."""
+    return argc == arity if arity >= 0 else argc >= -arity
 
 
 def _cmd(name: str, handler: Handler, arity: int, write: bool) -> tuple[bytes, Command]:

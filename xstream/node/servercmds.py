@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from xstream.engine import Engine, StreamError
+from xstream.engine.commands import arity_ok
 from xstream.engine.commands.configset import failed
 from xstream.engine.errors import unknown_subcommand, wrong_arity
 from xstream.engine.glob import match
@@ -66,7 +67,7 @@ def _sub(argv: Argv, arities: dict[bytes, int]) -> bytes:
     arity = arities.get(sub)
     if arity is None:
         raise unknown_subcommand(argv[0], argv[1])
-    if not (len(argv) == arity if arity >= 0 else len(argv) >= -arity):
+    if not arity_ok(arity, len(argv)):
         raise wrong_arity(f"{_text(argv[0]).lower()}|{_text(sub)}")
     return sub
 

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from xstream.engine.commands import arity_ok
 from xstream.engine.errors import StreamError, unknown_subcommand, wrong_arity
 from xstream.engine.ids import string2ll
 from xstream.engine.reply import OK, Reply, ReplyMap, Status
@@ -264,7 +265,7 @@ def _dryrun(conn: Conn, argv: list[bytes]) -> Reply:
     if found is None:
         raise StreamError(f"Command '{_text(command[0])}' not found")
     fullname, arity = found
-    if not (len(command) == arity if arity >= 0 else len(command) >= -arity):
+    if not arity_ok(arity, len(command)):
         raise wrong_arity(fullname)
     denial = conn.acl.check(user, command)
     return OK if denial is None else _b(aclmod.dryrun_text(denial, user.name))

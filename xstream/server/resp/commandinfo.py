@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from xstream.engine import glob
-from xstream.engine.commands import COMMANDS, SUBCOMMANDS
+from xstream.engine.commands import COMMANDS, SUBCOMMANDS, arity_ok
 from xstream.engine.commands.info import help_reply
 from xstream.engine.errors import StreamError, unknown_command, unknown_subcommand, wrong_arity
 from xstream.engine.reply import Reply, ReplyMap, ReplySet, Status
@@ -173,7 +173,7 @@ def check(argv: list[bytes]) -> None:
             raise unknown_subcommand(argv[0], argv[1])
         raise unknown_command(argv)
     fullname, arity = found
-    if not (len(argv) == arity if arity >= 0 else len(argv) >= -arity):
+    if not arity_ok(arity, len(argv)):
         raise wrong_arity(fullname)
 
 
@@ -238,7 +238,7 @@ def _getkeys(argv: list[bytes]) -> Reply:
     spec = SPECS[name]
     if not spec.first and "movablekeys" not in spec.flags:
         raise StreamError("The command has no key arguments")
-    if len(words) != info.arity if info.arity >= 0 else len(words) < -info.arity:
+    if not arity_ok(info.arity, len(words)):
         raise StreamError("Invalid number of arguments specified for command")
     keys: list[Reply] = [key for key, _ in aclcats.keys_of(name, words)]
     if not keys:
@@ -282,7 +282,7 @@ def command(conn: cc.Conn, argv: list[bytes]) -> cc.EdgeReply:
     if found is None:
         raise unknown_subcommand(argv[0], argv[1])
     handler, arity = found
-    if len(argv) != arity if arity >= 0 else len(argv) < -arity:
+    if not arity_ok(arity, len(argv)):
         raise wrong_arity(f"command|{sub.decode()}")
     return handler(argv)
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from xstream.engine.commands import arity_ok
 from xstream.engine.errors import StreamError, unknown_subcommand, wrong_arity
 from xstream.engine.ids import string2ll
 from xstream.engine.reply import OK, Reply, ReplyMap, Status
@@ -334,7 +335,7 @@ def client(conn: Conn, argv: list[bytes]) -> EdgeReply:
     if entry is None:
         raise unknown_subcommand(argv[0], argv[1])
     handler, arity = entry
-    if not (len(argv) == arity if arity >= 0 else len(argv) >= -arity):
+    if not arity_ok(arity, len(argv)):
         raise wrong_arity(f"client|{sub.decode()}")
     return handler(conn, argv)
 

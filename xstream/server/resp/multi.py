@@ -22,7 +22,7 @@ Texts and precedence are Redis 7's (src/multi.c, server.c's processCommand/rejec
 from __future__ import annotations
 
 from xstream.engine import NULL_ARRAY
-from xstream.engine.commands import lookup
+from xstream.engine.commands import arity_ok, lookup
 from xstream.engine.errors import StreamError, unknown_command, wrong_arity
 from xstream.engine.reply import OK, Reply, Status
 from xstream.node.base import SERVER_COMMANDS, Node
@@ -61,7 +61,7 @@ def _check(node: Node, argv: list[bytes]) -> None:
         info = commandinfo.TABLE.get(name.decode().lower())
         if info is None:
             raise unknown_command(argv)
-        if not (len(argv) == info.arity if info.arity >= 0 else len(argv) >= -info.arity):
+        if not arity_ok(info.arity, len(argv)):
             raise wrong_arity(info.name)
         return
     if lookup(argv).write:  # unknown commands and wrong arities raise here
@@ -93,7 +93,7 @@ def discard(session: Session, node: Node) -> None:
 async def run(name: bytes, argv: list[bytes], session: Session, node: Node, conn: Conn) -> bytes:
     """One of TRANSACTION_COMMANDS, its reply encoded."""
     arity = ARITY[name]
-    if not (len(argv) == arity if arity >= 0 else len(argv) >= -arity):
+    if not arity_ok(arity, len(argv)):
         e = wrong_arity(name.decode().lower())
         raise refused(session, node, name, e)
     if name == b"EXEC":
